@@ -1,0 +1,84 @@
+package dag
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// DefaultMaxIncludeDepth bounds include chains, so that a long or
+// adversarial chain cannot make a build expensive.
+const DefaultMaxIncludeDepth = 8
+
+// Options are the controller-wide settings that change what a build makes
+// of the same objects.
+type Options struct {
+	// IngressClassName selects the proxies served: those whose
+	// spec.ingressClassName equals it ("" selects proxies without one).
+	IngressClassName string
+	// RootNamespaces restricts where root proxies may live; empty allows
+	// every namespace.
+	RootNamespaces []string
+	// GlobalAuthorization, when set, applies an ExtensionService as the
+	// authorization server of every secure virtual host that has none.
+	GlobalAuthorization *types.NamespacedName
+	// MaxIncludeDepth bounds include chains; 0 means
+	// DefaultMaxIncludeDepth.
+	MaxIncludeDepth int
+}
+
+func (o Options) maxDepth() int {
+	if o.MaxIncludeDepth <= 0 {
+		return DefaultMaxIncludeDepth
+	}
+	return o.MaxIncludeDepth
+}
+
+// Result is a build's output: the graph and what was concluded about every
+// object read.
+type Result struct {
+	DAG *DAG
+	// Statuses has one entry per HTTPProxy, ExtensionService and
+	// TLSCertificateDelegation served by this controller, sorted by key.
+	Statuses []*Status
+}
+
+// Build builds the DAG from a snapshot. It never fails: every problem
+// becomes a status condition on the object at fault, and that object is
+// left out while every other object keeps working.
+func Build(snap *objects.Snapshot, opts Options) *Result {
+	exts := BuildExtensionServices(snap, opts)
+	roots := rootProxies(snap, opts)
+	results := make([]*RootResult, 0, len(roots))
+	for _, p := range roots {
+		results = append(results, BuildRoot(snap, opts, p, exts))
+	}
+	return Assemble(snap, opts, results, exts)
+}
+
+// rootProxies returns the proxies with a virtualhost served by this
+// controller, sorted by namespace and name.
+func rootProxies(snap *objects.Snapshot, opts Options) []*switchyardv1.HTTPProxy {
+	var out []*switchyardv1.HTTPProxy
+	for _, p := range snap.HTTPProxies {
+		if p.Spec.VirtualHost != nil && classMatches(p, opts) {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return lessObject(out[i].Namespace, out[i].Name, out[j].Namespace, out[j].Name) })
+	return out
+}
+
+func classMatches(p *switchyardv1.HTTPProxy, opts Options) bool {
+	return p.Spec.IngressClassName == opts.IngressClassName
+}
+
+func lessObject(ns1, n1, ns2, n2 string) bool {
+	if ns1 != ns2 {
+		return ns1 < ns2
+	}
+	return n1 < n2
+}

@@ -1,0 +1,347 @@
+package dag
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// RootResult is what one root proxy and the proxies it includes contribute
+// to the DAG. It depends only on the objects listed in Deps, which is what
+// lets an incremental build reuse it until one of them changes.
+type RootResult struct {
+	Root types.NamespacedName
+	// FQDN is the host name claimed, "" when the virtualhost is invalid.
+	FQDN string
+	// Created and Root order competing claims on one FQDN: the oldest wins.
+	Created metav1.Time
+	// Insecure and Secure are nil when not served.
+	Insecure *VirtualHost
+	Secure   *SecureVirtualHost
+	Clusters []*Cluster
+	Secrets  []*Secret
+	// DNSNames are the DNS names of the proxies in this tree.
+	DNSNames []DNSName
+	// Statuses of the root and of every proxy it reached.
+	Statuses statusSet
+	// Reached lists every proxy visited, the root included.
+	Reached []types.NamespacedName
+	Deps    []objects.Key
+}
+
+// rootBuilder builds one RootResult.
+type rootBuilder struct {
+	snap     *objects.Snapshot
+	opts     Options
+	exts     Extensions
+	deps     *depSet
+	secrets  secretResolver
+	statuses statusSet
+	clusters map[string]*Cluster
+	secretsM map[string]*Secret
+	reached  map[types.NamespacedName]bool
+	// seen maps a route match signature to the route that claimed it, so a
+	// duplicate is reported against the proxy that introduced it.
+	seen map[string]*Route
+	dns  []DNSName
+
+	// The virtual host's authorization, read by every route built after
+	// secureHost: whether it is on, the default policy, and whether it
+	// failed (so routes must refuse traffic instead of forwarding it).
+	authEnabled         bool
+	authDisabledDefault bool
+	authContext         map[string]string
+	authFailed          bool
+}
+
+// BuildRoot builds the part of the DAG that one root proxy owns.
+func BuildRoot(snap *objects.Snapshot, opts Options, root *switchyardv1.HTTPProxy, exts Extensions) *RootResult {
+	deps := newDepSet()
+	rb := &rootBuilder{
+		snap: snap, opts: opts, exts: exts, deps: deps,
+		secrets:  secretResolver{snap: snap, deps: deps},
+		statuses: statusSet{},
+		clusters: map[string]*Cluster{},
+		secretsM: map[string]*Secret{},
+		reached:  map[types.NamespacedName]bool{},
+		seen:     map[string]*Route{},
+	}
+	nn := types.NamespacedName{Namespace: root.Namespace, Name: root.Name}
+	res := &RootResult{Root: nn, Created: root.CreationTimestamp}
+	rb.build(root, res)
+	res.Statuses = rb.statuses
+	res.Deps = deps.sorted()
+	res.Clusters = sortedClusters(rb.clusters)
+	res.Secrets = sortedSecrets(rb.secretsM)
+	for p := range rb.reached {
+		res.Reached = append(res.Reached, p)
+	}
+	sort.Slice(res.Reached, func(i, j int) bool {
+		return lessObject(res.Reached[i].Namespace, res.Reached[i].Name, res.Reached[j].Namespace, res.Reached[j].Name)
+	})
+	res.DNSNames = rb.dns
+	return res
+}
+
+func (rb *rootBuilder) statusOf(p *switchyardv1.HTTPProxy) *Status {
+	return rb.statuses.of(objects.Key{Kind: objects.KindHTTPProxy, Namespace: p.Namespace, Name: p.Name}, p.Generation)
+}
+
+func (rb *rootBuilder) cluster(spec ClusterSpec) *Cluster {
+	c := NewCluster(spec)
+	if existing, ok := rb.clusters[c.Name]; ok {
+		return existing
+	}
+	rb.clusters[c.Name] = c
+	return c
+}
+
+func (rb *rootBuilder) addSecret(s *Secret) {
+	rb.secretsM[s.Name] = s
+}
+
+func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
+	nn := types.NamespacedName{Namespace: root.Namespace, Name: root.Name}
+	rb.deps.add(objects.NewKey(objects.KindHTTPProxy, nn))
+	rb.reached[nn] = true
+	st := rb.statusOf(root)
+	vh := root.Spec.VirtualHost
+	if len(rb.opts.RootNamespaces) > 0 && !slices.Contains(rb.opts.RootNamespaces, root.Namespace) {
+		st.addError(ErrVirtualHost, "RootNamespaceNotAllowed", "spec.virtualhost: root HTTPProxies may only be created in the namespaces %s", strings.Join(rb.opts.RootNamespaces, ", "))
+		return
+	}
+	if err := validateFQDN(vh.Fqdn); err != nil {
+		st.addError(ErrVirtualHost, "InvalidFQDN", "spec.virtualhost.fqdn: %v", err)
+		return
+	}
+	res.FQDN = vh.Fqdn
+	before := len(st.Errors)
+	secure, permitInsecureAllowed := rb.secureHost(root, st)
+	tlsOK := len(st.Errors) == before
+	routes, permit := rb.visitRoot(root)
+	tcp := rb.tcpProxy(root, st)
+	if !tlsOK {
+		// Serving the host without its TLS would downgrade it to clear text.
+		return
+	}
+	rb.proxyDNS(root, routes, tcp)
+	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed)
+}
+
+// assembleHosts builds the plain-HTTP and HTTPS virtual hosts of a root.
+func (rb *rootBuilder) assembleHosts(res *RootResult, fqdn string, root types.NamespacedName, secure *SecureVirtualHost, tcp *TCPProxy, routes []*Route, permitInsecure map[*Route]bool, permitInsecureAllowed bool) {
+	if secure == nil {
+		if len(routes) > 0 {
+			res.Insecure = &VirtualHost{FQDN: fqdn, Proxy: root, Routes: routes}
+		}
+		return
+	}
+	secure.VirtualHost = VirtualHost{FQDN: fqdn, Proxy: root}
+	if tcp != nil {
+		secure.TCPProxy = tcp
+	} else {
+		secure.Routes = routes
+	}
+	if secure.TCPProxy != nil || len(secure.Routes) > 0 {
+		res.Secure = secure
+	}
+	if secure.Passthrough && tcp == nil {
+		return
+	}
+	var plain []*Route
+	for _, r := range routes {
+		if permitInsecure[r] && permitInsecureAllowed {
+			plain = append(plain, r)
+			continue
+		}
+		plain = append(plain, &Route{
+			Name: r.Name, Proxy: r.Proxy, Index: r.Index,
+			PathMatch: r.PathMatch, HeaderMatches: r.HeaderMatches, QueryParamMatches: r.QueryParamMatches,
+			HTTPSRedirect: true,
+		})
+	}
+	if len(plain) > 0 {
+		res.Insecure = &VirtualHost{FQDN: fqdn, Proxy: root, Routes: plain}
+	}
+}
+
+// visitRoot converts the routes of the root and, through includes, of
+// every proxy it reaches. It also returns which routes asked to be served
+// over plain HTTP.
+func (rb *rootBuilder) visitRoot(root *switchyardv1.HTTPProxy) ([]*Route, map[*Route]bool) {
+	var routes []*Route
+	permit := map[*Route]bool{}
+	chain := []types.NamespacedName{{Namespace: root.Namespace, Name: root.Name}}
+	rb.visit(root, matchState{}, chain, func(r *Route, permitInsecure bool) {
+		routes = append(routes, r)
+		if permitInsecure {
+			permit[r] = true
+		}
+	})
+	sortRoutes(routes)
+	return routes, permit
+}
+
+// visit converts a proxy's routes, then follows its includes depth first.
+func (rb *rootBuilder) visit(p *switchyardv1.HTTPProxy, inh matchState, chain []types.NamespacedName, emit func(*Route, bool)) {
+	st := rb.statusOf(p)
+	nn := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	names := map[string]int{}
+	for i := range p.Spec.Routes {
+		r := &p.Spec.Routes[i]
+		field := fmt.Sprintf("spec.routes[%d]", i)
+		if r.Name != "" {
+			if prev, dup := names[r.Name]; dup {
+				st.addError(ErrRoute, "DuplicateRouteName", "%s.name: %q is already the name of spec.routes[%d]", field, r.Name, prev)
+			} else {
+				names[r.Name] = i
+			}
+		}
+		rt := (&routeBuilder{rb: rb, proxy: nn, index: i, field: field, st: st}).build(r, inh)
+		if rt == nil || !rb.claimMatch(rt, st, field) {
+			continue
+		}
+		emit(rt, r.PermitInsecure)
+	}
+	for i := range p.Spec.Includes {
+		rb.include(p, i, inh, chain, emit)
+	}
+}
+
+// claimMatch rejects a route whose conditions another route of the same
+// virtual host already uses; the first one found (root first, then includes
+// in order) keeps them.
+func (rb *rootBuilder) claimMatch(rt *Route, st *Status, field string) bool {
+	sig := matchSignature(rt)
+	if prev, dup := rb.seen[sig]; dup {
+		st.addError(ErrRoute, "DuplicateConditions", "%s.conditions: match the same requests as spec.routes[%d] of HTTPProxy %s", field, prev.Index, prev.Proxy)
+		return false
+	}
+	rb.seen[sig] = rt
+	return true
+}
+
+func (rb *rootBuilder) include(p *switchyardv1.HTTPProxy, i int, inh matchState, chain []types.NamespacedName, emit func(*Route, bool)) {
+	st := rb.statusOf(p)
+	inc := p.Spec.Includes[i]
+	field := fmt.Sprintf("spec.includes[%d]", i)
+	ns := inc.Namespace
+	if ns == "" {
+		ns = p.Namespace
+	}
+	target := types.NamespacedName{Namespace: ns, Name: inc.Name}
+	conds, err := parseConditions(inc.Conditions, field+".conditions", true)
+	if err != nil {
+		st.addError(ErrInclude, "InvalidCondition", "%v", err)
+		return
+	}
+	child := rb.lookupProxy(target)
+	switch {
+	case child == nil:
+		st.addError(ErrInclude, "IncludeNotFound", "%s: HTTPProxy %s not found", field, target)
+		return
+	case child.Spec.VirtualHost != nil:
+		st.addError(ErrInclude, "RootIncluded", "%s: HTTPProxy %s has a virtualhost and cannot be included", field, target)
+		return
+	case slices.Contains(chain, target):
+		st.addError(ErrInclude, "IncludeCycle", "%s: including HTTPProxy %s creates a cycle: %s", field, target, cycleString(chain, target))
+		return
+	case len(chain) > rb.opts.maxDepth():
+		st.addError(ErrInclude, "IncludeTooDeep", "%s: the include chain %s is deeper than the limit of %d", field, cycleString(chain, target), rb.opts.maxDepth())
+		return
+	}
+	rb.reached[target] = true
+	rb.visit(child, inh.narrow(conds), append(slices.Clone(chain), target), emit)
+}
+
+// lookupProxy finds a proxy served by this controller, recording the read.
+func (rb *rootBuilder) lookupProxy(nn types.NamespacedName) *switchyardv1.HTTPProxy {
+	rb.deps.add(objects.NewKey(objects.KindHTTPProxy, nn))
+	p := rb.snap.HTTPProxies[nn]
+	if p == nil || !classMatches(p, rb.opts) {
+		return nil
+	}
+	return p
+}
+
+func cycleString(chain []types.NamespacedName, next types.NamespacedName) string {
+	parts := make([]string, 0, len(chain)+1)
+	for _, c := range chain {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(append(parts, next.String()), " -> ")
+}
+
+// secureHost validates virtualhost.tls. It returns nil when the host has no
+// TLS (or the TLS is invalid, which the caller detects from the status),
+// and whether permitInsecure may be honoured.
+func (rb *rootBuilder) secureHost(root *switchyardv1.HTTPProxy, st *Status) (*SecureVirtualHost, bool) {
+	t := root.Spec.VirtualHost.TLS
+	if t == nil {
+		return nil, true
+	}
+	svh := &SecureVirtualHost{Passthrough: t.Passthrough}
+	var err error
+	if svh.MinTLSVersion, svh.MaxTLSVersion, err = tlsVersions(t); err != nil {
+		st.addError(ErrTLS, "InvalidTLSVersion", "spec.virtualhost.tls: %v", err)
+		return nil, false
+	}
+	switch {
+	case t.Passthrough && t.SecretName != "":
+		st.addError(ErrTLS, "InvalidTLS", "spec.virtualhost.tls: secretName and passthrough are mutually exclusive")
+		return nil, false
+	case t.Passthrough && t.ClientValidation != nil:
+		st.addError(ErrTLS, "InvalidTLS", "spec.virtualhost.tls.clientValidation: cannot be used with passthrough")
+		return nil, false
+	case t.Passthrough:
+		if root.Spec.TCPProxy == nil {
+			st.addError(ErrTLS, "PassthroughWithoutTCPProxy", "spec.virtualhost.tls.passthrough: requires spec.tcpproxy")
+			return nil, false
+		}
+		return svh, true
+	case t.SecretName == "":
+		st.addError(ErrTLS, "InvalidTLS", "spec.virtualhost.tls: one of secretName and passthrough must be set")
+		return nil, false
+	}
+	if svh.Secret, err = rb.secrets.tlsSecret(t.SecretName, root.Namespace); err != nil {
+		st.addError(ErrTLS, reasonOf(err), "spec.virtualhost.tls.secretName: %v", err)
+		return nil, false
+	}
+	rb.addSecret(svh.Secret)
+	if cv := t.ClientValidation; cv != nil {
+		if svh.ClientCA, err = rb.secrets.caSecret(cv.CACertificate, root.Namespace); err != nil {
+			st.addError(ErrTLS, reasonOf(err), "spec.virtualhost.tls.clientValidation.caSecret: %v", err)
+			return nil, false
+		}
+		rb.addSecret(svh.ClientCA)
+	}
+	return svh, rb.authorize(root, svh, st)
+}
+
+func tlsVersions(t *switchyardv1.TLS) (string, string, error) {
+	minV, maxV := "1.2", "1.3"
+	for _, v := range []struct {
+		field string
+		in    string
+		out   *string
+	}{{"minimumProtocolVersion", t.MinimumProtocolVersion, &minV}, {"maximumProtocolVersion", t.MaximumProtocolVersion, &maxV}} {
+		switch v.in {
+		case "":
+		case "1.2", "1.3":
+			*v.out = v.in
+		default:
+			return "", "", fmt.Errorf("%s: %q is not 1.2 or 1.3", v.field, v.in)
+		}
+	}
+	if minV > maxV {
+		return "", "", fmt.Errorf("minimumProtocolVersion %s is above maximumProtocolVersion %s", minV, maxV)
+	}
+	return minV, maxV, nil
+}

@@ -1,0 +1,153 @@
+package dag
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// CACertificateKey is the Secret key holding a PEM CA bundle.
+const CACertificateKey = "ca.crt"
+
+// refError is a problem with a referenced object (a Secret, a Service)
+// that may go away when the object appears or changes; Reason feeds the
+// status sub-condition.
+type refError struct {
+	Reason string
+	Msg    string
+}
+
+func (e *refError) Error() string { return e.Msg }
+
+// secretResolver looks Secrets up on behalf of one referring namespace,
+// enforcing TLSCertificateDelegation for Secrets of other namespaces.
+type secretResolver struct {
+	snap *objects.Snapshot
+	deps *depSet
+}
+
+// parseSecretRef splits "name" or "namespace/name"; namespace defaults to
+// the referrer's.
+func parseSecretRef(ref, defaultNS string) (types.NamespacedName, error) {
+	parts := strings.Split(ref, "/")
+	switch {
+	case len(parts) == 1 && parts[0] != "":
+		return types.NamespacedName{Namespace: defaultNS, Name: parts[0]}, nil
+	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
+		return types.NamespacedName{Namespace: parts[0], Name: parts[1]}, nil
+	default:
+		return types.NamespacedName{}, &refError{"SecretRefInvalid", fmt.Sprintf("%q is not a Secret name or namespace/name", ref)}
+	}
+}
+
+// lookup finds a Secret, checking delegation when it lives in another
+// namespace than the referrer.
+func (r secretResolver) lookup(ref, referrerNS string) (*corev1.Secret, error) {
+	nn, err := parseSecretRef(ref, referrerNS)
+	if err != nil {
+		return nil, err
+	}
+	r.deps.add(objects.NewKey(objects.KindSecret, nn))
+	if nn.Namespace != referrerNS && !r.delegated(nn, referrerNS) {
+		return nil, &refError{"SecretNotDelegated", fmt.Sprintf("Secret %s is not delegated to namespace %q: its owner must create a TLSCertificateDelegation", nn, referrerNS)}
+	}
+	s := r.snap.Secrets[nn]
+	if s == nil {
+		return nil, &refError{"SecretNotFound", fmt.Sprintf("Secret %s not found", nn)}
+	}
+	return s, nil
+}
+
+// delegated reports whether a TLSCertificateDelegation in the Secret's
+// namespace shares it with targetNS.
+func (r secretResolver) delegated(secret types.NamespacedName, targetNS string) bool {
+	// Any delegation in that namespace may change the answer.
+	r.deps.add(objects.Key{Kind: objects.KindTLSCertificateDelegation, Namespace: secret.Namespace})
+	for nn, d := range r.snap.Delegations {
+		if nn.Namespace != secret.Namespace {
+			continue
+		}
+		for _, del := range d.Spec.Delegations {
+			if del.SecretName == secret.Name && (slices.Contains(del.TargetNamespaces, targetNS) || slices.Contains(del.TargetNamespaces, "*")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tlsSecret resolves a server certificate for a virtual host.
+func (r secretResolver) tlsSecret(ref, referrerNS string) (*Secret, error) {
+	s, err := r.lookup(ref, referrerNS)
+	if err != nil {
+		return nil, err
+	}
+	cert, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if len(cert) == 0 || len(key) == 0 {
+		return nil, &refError{"SecretInvalid", fmt.Sprintf("Secret %s/%s has no %s and %s: it must be a kubernetes.io/tls Secret", s.Namespace, s.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)}
+	}
+	if _, err := tls.X509KeyPair(cert, key); err != nil {
+		return nil, &refError{"SecretInvalid", fmt.Sprintf("Secret %s/%s does not hold a valid certificate and key: %v", s.Namespace, s.Name, err)}
+	}
+	return &Secret{
+		Name:   s.Namespace + "/" + s.Name,
+		Kind:   SecretTLS,
+		Source: types.NamespacedName{Namespace: s.Namespace, Name: s.Name},
+		Cert:   cert,
+		Key:    key,
+	}, nil
+}
+
+// caSecret resolves a CA bundle used to verify clients or upstreams.
+func (r secretResolver) caSecret(ref, referrerNS string) (*Secret, error) {
+	s, err := r.lookup(ref, referrerNS)
+	if err != nil {
+		return nil, err
+	}
+	ca := s.Data[CACertificateKey]
+	if err := validateCABundle(ca); err != nil {
+		return nil, &refError{"SecretInvalid", fmt.Sprintf("Secret %s/%s: %s %v", s.Namespace, s.Name, CACertificateKey, err)}
+	}
+	return &Secret{
+		Name:   s.Namespace + "/" + s.Name + "/ca",
+		Kind:   SecretCA,
+		Source: types.NamespacedName{Namespace: s.Namespace, Name: s.Name},
+		Cert:   ca,
+	}, nil
+}
+
+// validateCABundle requires at least one PEM certificate and nothing that
+// fails to parse.
+func validateCABundle(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("is missing")
+	}
+	n := 0
+	for {
+		var block *pem.Block
+		block, b = pem.Decode(b)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return fmt.Errorf("holds a certificate that does not parse: %v", err)
+		}
+		n++
+	}
+	if n == 0 {
+		return errors.New("holds no PEM certificate")
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package objects
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Kind is the type of an object Switchyard reads.
+type Kind uint8
+
+// The kinds of object a snapshot holds.
+const (
+	KindHTTPProxy Kind = iota + 1
+	KindExtensionService
+	KindTLSCertificateDelegation
+	KindService
+	KindEndpointSlice
+	KindSecret
+	KindNode
+)
+
+var kindNames = map[Kind]string{
+	KindHTTPProxy:                "HTTPProxy",
+	KindExtensionService:         "ExtensionService",
+	KindTLSCertificateDelegation: "TLSCertificateDelegation",
+	KindService:                  "Service",
+	KindEndpointSlice:            "EndpointSlice",
+	KindSecret:                   "Secret",
+	KindNode:                     "Node",
+}
+
+// String returns the Kubernetes kind name.
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// KindFromString maps a Kubernetes kind name to a Kind.
+func KindFromString(s string) (Kind, bool) {
+	for k, name := range kindNames {
+		if name == s {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// Key names one object. Nodes have no namespace.
+type Key struct {
+	Kind      Kind
+	Namespace string
+	Name      string
+}
+
+// NewKey builds a key from a kind and a namespaced name.
+func NewKey(kind Kind, nn types.NamespacedName) Key {
+	return Key{Kind: kind, Namespace: nn.Namespace, Name: nn.Name}
+}
+
+// NamespacedName returns the key's namespace and name.
+func (k Key) NamespacedName() types.NamespacedName {
+	return types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
+}
+
+// String renders the key as Kind namespace/name.
+func (k Key) String() string {
+	if k.Namespace == "" {
+		return k.Kind.String() + " " + k.Name
+	}
+	return k.Kind.String() + " " + k.Namespace + "/" + k.Name
+}
+
+// Less orders keys by kind, namespace and name, for deterministic output.
+func (k Key) Less(o Key) bool {
+	if k.Kind != o.Kind {
+		return k.Kind < o.Kind
+	}
+	if k.Namespace != o.Namespace {
+		return k.Namespace < o.Namespace
+	}
+	return k.Name < o.Name
+}

@@ -1,0 +1,209 @@
+package objects
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
+)
+
+// ServiceNameLabel is the label that ties an EndpointSlice to its Service.
+const ServiceNameLabel = discoveryv1.LabelServiceName
+
+// Snapshot is the set of objects a build reads. Fields are read directly by
+// the builder; they are written only through Upsert and Delete so that the
+// EndpointSlice index stays consistent.
+type Snapshot struct {
+	HTTPProxies       map[types.NamespacedName]*switchyardv1.HTTPProxy
+	ExtensionServices map[types.NamespacedName]*switchyardv1alpha1.ExtensionService
+	Delegations       map[types.NamespacedName]*switchyardv1.TLSCertificateDelegation
+	Services          map[types.NamespacedName]*corev1.Service
+	EndpointSlices    map[types.NamespacedName]*discoveryv1.EndpointSlice
+	Secrets           map[types.NamespacedName]*corev1.Secret
+	Nodes             map[string]*corev1.Node
+
+	// slicesByService indexes EndpointSlices by the Service they belong to,
+	// so that building a ClusterLoadAssignment touches only its slices.
+	slicesByService map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice
+}
+
+// NewSnapshot returns an empty snapshot.
+func NewSnapshot() *Snapshot {
+	return &Snapshot{
+		HTTPProxies:       map[types.NamespacedName]*switchyardv1.HTTPProxy{},
+		ExtensionServices: map[types.NamespacedName]*switchyardv1alpha1.ExtensionService{},
+		Delegations:       map[types.NamespacedName]*switchyardv1.TLSCertificateDelegation{},
+		Services:          map[types.NamespacedName]*corev1.Service{},
+		EndpointSlices:    map[types.NamespacedName]*discoveryv1.EndpointSlice{},
+		Secrets:           map[types.NamespacedName]*corev1.Secret{},
+		Nodes:             map[string]*corev1.Node{},
+		slicesByService:   map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
+	}
+}
+
+// KeyOf returns the key of a supported object, or an error naming its type.
+func KeyOf(obj runtime.Object) (Key, error) {
+	switch o := obj.(type) {
+	case *switchyardv1.HTTPProxy:
+		return Key{KindHTTPProxy, o.Namespace, o.Name}, nil
+	case *switchyardv1alpha1.ExtensionService:
+		return Key{KindExtensionService, o.Namespace, o.Name}, nil
+	case *switchyardv1.TLSCertificateDelegation:
+		return Key{KindTLSCertificateDelegation, o.Namespace, o.Name}, nil
+	case *corev1.Service:
+		return Key{KindService, o.Namespace, o.Name}, nil
+	case *discoveryv1.EndpointSlice:
+		return Key{KindEndpointSlice, o.Namespace, o.Name}, nil
+	case *corev1.Secret:
+		return Key{KindSecret, o.Namespace, o.Name}, nil
+	case *corev1.Node:
+		return Key{KindNode, "", o.Name}, nil
+	default:
+		return Key{}, fmt.Errorf("unsupported object type %T", obj)
+	}
+}
+
+// Upsert adds or replaces an object and returns its key.
+func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
+	key, err := KeyOf(obj)
+	if err != nil {
+		return key, err
+	}
+	nn := key.NamespacedName()
+	switch o := obj.(type) {
+	case *switchyardv1.HTTPProxy:
+		s.HTTPProxies[nn] = o
+	case *switchyardv1alpha1.ExtensionService:
+		s.ExtensionServices[nn] = o
+	case *switchyardv1.TLSCertificateDelegation:
+		s.Delegations[nn] = o
+	case *corev1.Service:
+		s.Services[nn] = o
+	case *discoveryv1.EndpointSlice:
+		s.removeSlice(nn)
+		s.EndpointSlices[nn] = o
+		s.indexSlice(o)
+	case *corev1.Secret:
+		s.Secrets[nn] = o
+	case *corev1.Node:
+		s.Nodes[o.Name] = o
+	}
+	return key, nil
+}
+
+// Delete removes an object; deleting a missing object is not an error.
+func (s *Snapshot) Delete(key Key) {
+	nn := key.NamespacedName()
+	switch key.Kind {
+	case KindHTTPProxy:
+		delete(s.HTTPProxies, nn)
+	case KindExtensionService:
+		delete(s.ExtensionServices, nn)
+	case KindTLSCertificateDelegation:
+		delete(s.Delegations, nn)
+	case KindService:
+		delete(s.Services, nn)
+	case KindEndpointSlice:
+		s.removeSlice(nn)
+		delete(s.EndpointSlices, nn)
+	case KindSecret:
+		delete(s.Secrets, nn)
+	case KindNode:
+		delete(s.Nodes, key.Name)
+	}
+}
+
+// Get returns the object with the given key, or nil.
+func (s *Snapshot) Get(key Key) runtime.Object {
+	nn := key.NamespacedName()
+	var obj runtime.Object
+	switch key.Kind {
+	case KindHTTPProxy:
+		obj = nilSafe(s.HTTPProxies[nn])
+	case KindExtensionService:
+		obj = nilSafe(s.ExtensionServices[nn])
+	case KindTLSCertificateDelegation:
+		obj = nilSafe(s.Delegations[nn])
+	case KindService:
+		obj = nilSafe(s.Services[nn])
+	case KindEndpointSlice:
+		obj = nilSafe(s.EndpointSlices[nn])
+	case KindSecret:
+		obj = nilSafe(s.Secrets[nn])
+	case KindNode:
+		obj = nilSafe(s.Nodes[key.Name])
+	}
+	return obj
+}
+
+// nilSafe turns a typed nil pointer into an untyped nil interface, so that
+// callers can compare Get's result with nil.
+func nilSafe[T any, P interface {
+	*T
+	runtime.Object
+}](p P) runtime.Object {
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
+// SliceService returns the Service an EndpointSlice belongs to, and false
+// when the slice carries no service-name label.
+func SliceService(es *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
+	name, ok := es.Labels[ServiceNameLabel]
+	if !ok || name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: es.Namespace, Name: name}, true
+}
+
+// SlicesFor returns the EndpointSlices of a Service, sorted by name.
+func (s *Snapshot) SlicesFor(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+	m := s.slicesByService[svc]
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]*discoveryv1.EndpointSlice, 0, len(m))
+	for _, es := range m {
+		out = append(out, es)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (s *Snapshot) indexSlice(es *discoveryv1.EndpointSlice) {
+	svc, ok := SliceService(es)
+	if !ok {
+		return
+	}
+	m := s.slicesByService[svc]
+	if m == nil {
+		m = map[string]*discoveryv1.EndpointSlice{}
+		s.slicesByService[svc] = m
+	}
+	m[es.Name] = es
+}
+
+func (s *Snapshot) removeSlice(nn types.NamespacedName) {
+	old, ok := s.EndpointSlices[nn]
+	if !ok {
+		return
+	}
+	svc, ok := SliceService(old)
+	if !ok {
+		return
+	}
+	if m := s.slicesByService[svc]; m != nil {
+		delete(m, nn.Name)
+		if len(m) == 0 {
+			delete(s.slicesByService, svc)
+		}
+	}
+}
