@@ -1,0 +1,333 @@
+package translator
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// DrainAnnotation is the annotation that, set to "true" on a Service or a
+// Node, reports every endpoint of that Service or on that Node as DRAINING:
+// Envoy stops sending it new requests while those in flight finish.
+const DrainAnnotation = "switchyard.dev/drain"
+
+// LoadAssignment returns the ClusterLoadAssignment of the cluster named
+// name, whose backends are spec.Backends, from the Services, EndpointSlices
+// and Nodes in snap. It is the EDS fast path's unit of work: it reads
+// nothing but the backends' Services, their slices and the endpoints'
+// Nodes (DESIGN.md decision 4).
+//
+// Each backend becomes one LocalityLbEndpoints per zone it has endpoints in,
+// with locality {zone, sub_zone: "namespace/service"} and the backend's
+// priority. The locality weights carry the service weights (decision 2), as
+// computed by localityWeights: within a priority the services' totals keep
+// the exact ratio of their weights, shared among each service's zones by
+// healthy endpoint count. A backend without endpoints contributes one empty
+// locality of weight 1, which carries no traffic (Envoy and gRPC give its
+// share to the others instead of failing) but keeps its priority level in
+// place for failover.
+//
+// Every endpoint's health_status is set explicitly (HEALTHY or DRAINING):
+// consumers without active health checks — gRPC, the DNS balancer — would
+// otherwise read UNKNOWN and use a terminating endpoint.
+func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+	cla := &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name}
+	if spec == nil || snap == nil {
+		return cla
+	}
+	backends := slices.Clone(spec.Backends)
+	slices.SortStableFunc(backends, compareBackends)
+	drainZones := make(map[string]bool, len(opts.DrainZones))
+	for _, z := range opts.DrainZones {
+		drainZones[z] = true
+	}
+
+	var groups []backendEndpoints
+	for _, b := range backends {
+		zones := collectZones(b, snap, drainZones)
+		if len(zones) == 0 {
+			// An empty locality keeps the backend's priority level present:
+			// gRPC rejects a load assignment whose priorities skip a level,
+			// which is exactly what a primary with no endpoints would do.
+			zones = []zoneEndpoints{{}}
+		}
+		groups = append(groups, backendEndpoints{backend: b, zones: zones})
+	}
+	for start := 0; start < len(groups); {
+		end := start + 1
+		for end < len(groups) && groups[end].backend.Priority == groups[start].backend.Priority {
+			end++
+		}
+		cla.Endpoints = append(cla.Endpoints, priorityLocalities(groups[start:end])...)
+		start = end
+	}
+	return cla
+}
+
+// compareBackends orders backends by priority, namespace, name and port:
+// the order the DAG promises, enforced again because it decides the wire
+// order.
+func compareBackends(a, b dag.Backend) int {
+	return cmp.Or(
+		cmp.Compare(a.Priority, b.Priority),
+		cmp.Compare(a.Service.Namespace, b.Service.Namespace),
+		cmp.Compare(a.Service.Name, b.Service.Name),
+		cmp.Compare(a.Port, b.Port),
+	)
+}
+
+// backendEndpoints are one backend's endpoints, by zone.
+type backendEndpoints struct {
+	backend dag.Backend
+	zones   []zoneEndpoints
+}
+
+// zoneEndpoints are the endpoints of one backend in one zone, sorted by
+// address and port, unique by address and port.
+type zoneEndpoints struct {
+	zone      string
+	endpoints []endpoint
+	healthy   int
+}
+
+type endpoint struct {
+	addr   hostPort
+	health envoy_config_core_v3.HealthStatus
+}
+
+type hostPort struct {
+	host string
+	port int32
+}
+
+// priorityLocalities builds the localities of the backends of one priority.
+func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.LocalityLbEndpoints {
+	weights := make([]uint32, len(groups))
+	healthy := make([][]int, len(groups))
+	for i, g := range groups {
+		weights[i] = g.backend.Weight
+		for _, z := range g.zones {
+			healthy[i] = append(healthy[i], z.healthy)
+		}
+	}
+	zoneWeights := localityWeights(weights, healthy)
+	subZones := subZoneNames(groups)
+
+	var out []*envoy_config_endpoint_v3.LocalityLbEndpoints
+	for i, g := range groups {
+		for j, z := range g.zones {
+			out = append(out, &envoy_config_endpoint_v3.LocalityLbEndpoints{
+				Locality:            &envoy_config_core_v3.Locality{Zone: z.zone, SubZone: subZones[i]},
+				LbEndpoints:         lbEndpoints(z.endpoints),
+				LoadBalancingWeight: u32(zoneWeights[i][j]),
+				Priority:            g.backend.Priority,
+			})
+		}
+	}
+	return out
+}
+
+// subZoneNames names each backend's localities "namespace/service". A
+// Service listed twice in one priority (two of its ports) gets
+// "namespace/service:port" instead: two localities with the same identity
+// in one priority would be merged by Envoy, which keys locality weights by
+// locality and so keeps only one of the two weights, and rejected by gRPC.
+func subZoneNames(groups []backendEndpoints) []string {
+	count := map[string]int{}
+	for _, g := range groups {
+		count[g.backend.Service.String()]++
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = g.backend.Service.String()
+		if count[out[i]] > 1 {
+			out[i] += ":" + strconv.Itoa(int(g.backend.Port))
+		}
+	}
+	return out
+}
+
+func lbEndpoints(eps []endpoint) []*envoy_config_endpoint_v3.LbEndpoint {
+	out := make([]*envoy_config_endpoint_v3.LbEndpoint, 0, len(eps))
+	for _, ep := range eps {
+		out = append(out, &envoy_config_endpoint_v3.LbEndpoint{
+			HostIdentifier: &envoy_config_endpoint_v3.LbEndpoint_Endpoint{
+				Endpoint: &envoy_config_endpoint_v3.Endpoint{
+					Address: socketAddress(ep.addr.host, uint32(ep.addr.port)),
+				},
+			},
+			HealthStatus: ep.health,
+		})
+	}
+	return out
+}
+
+// collectZones gathers a backend's endpoints by zone, or nil when it has
+// none: its Service is missing, has no such port, or has no usable
+// endpoint.
+func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]bool) []zoneEndpoints {
+	svc := snap.Services[b.Service]
+	if svc == nil {
+		return nil
+	}
+	portName, ok := servicePortName(svc, b.Port)
+	if !ok {
+		return nil
+	}
+	svcDrained := svc.Annotations[DrainAnnotation] == "true"
+
+	byZone := map[string]map[hostPort]envoy_config_core_v3.HealthStatus{}
+	for _, es := range snap.SlicesFor(b.Service) {
+		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue // FQDN slices name hosts, not addresses Envoy can connect to
+		}
+		port, ok := slicePort(es, portName)
+		if !ok {
+			continue
+		}
+		for _, ep := range es.Endpoints {
+			health, ok := endpointHealth(ep.Conditions)
+			if !ok || len(ep.Addresses) == 0 {
+				continue
+			}
+			zone := deref(ep.Zone)
+			if health == envoy_config_core_v3.HealthStatus_HEALTHY &&
+				(svcDrained || drainZones[zone] || nodeDrained(snap, ep.NodeName)) {
+				health = envoy_config_core_v3.HealthStatus_DRAINING
+			}
+			addEndpoint(byZone, zone, hostPort{canonicalAddress(ep.Addresses[0]), port}, health)
+		}
+	}
+	return sortZones(byZone)
+}
+
+// addEndpoint records an endpoint, keeping the healthier status when the
+// same address and port appear twice in a zone (an endpoint moving between
+// slices shows up in both for a moment).
+func addEndpoint(byZone map[string]map[hostPort]envoy_config_core_v3.HealthStatus, zone string, hp hostPort, health envoy_config_core_v3.HealthStatus) {
+	eps := byZone[zone]
+	if eps == nil {
+		eps = map[hostPort]envoy_config_core_v3.HealthStatus{}
+		byZone[zone] = eps
+	}
+	if old, ok := eps[hp]; ok && old == envoy_config_core_v3.HealthStatus_HEALTHY {
+		return
+	}
+	eps[hp] = health
+}
+
+// sortZones turns the zone map into zones sorted by name, each with its
+// endpoints sorted by address and port.
+func sortZones(byZone map[string]map[hostPort]envoy_config_core_v3.HealthStatus) []zoneEndpoints {
+	out := make([]zoneEndpoints, 0, len(byZone))
+	for zone, eps := range byZone {
+		z := zoneEndpoints{zone: zone, endpoints: make([]endpoint, 0, len(eps))}
+		for hp, health := range eps {
+			z.endpoints = append(z.endpoints, endpoint{addr: hp, health: health})
+			if health == envoy_config_core_v3.HealthStatus_HEALTHY {
+				z.healthy++
+			}
+		}
+		slices.SortFunc(z.endpoints, func(a, b endpoint) int { return compareHostPort(a.addr, b.addr) })
+		out = append(out, z)
+	}
+	slices.SortFunc(out, func(a, b zoneEndpoints) int { return cmp.Compare(a.zone, b.zone) })
+	return out
+}
+
+// compareHostPort orders endpoints by address, then port. Addresses
+// compare numerically (10.0.0.9 before 10.0.0.10, IPv4 before IPv6); the
+// slice's AddressType makes them IPs, and anything that is not sorts after
+// them as text, which keeps the order total.
+func compareHostPort(a, b hostPort) int {
+	aa, errA := netip.ParseAddr(a.host)
+	ba, errB := netip.ParseAddr(b.host)
+	switch {
+	case errA == nil && errB == nil:
+		if c := aa.Compare(ba); c != 0 {
+			return c
+		}
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return cmp.Or(cmp.Compare(a.host, b.host), cmp.Compare(a.port, b.port))
+}
+
+// canonicalAddress writes an IP the one way netip does, so that two
+// spellings of one IPv6 address count as the same endpoint.
+func canonicalAddress(s string) string {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.String()
+	}
+	return s
+}
+
+// servicePortName finds the name of the Service's TCP port with the given
+// number; EndpointSlices identify ports by that name, not by number.
+func servicePortName(svc *corev1.Service, port int32) (string, bool) {
+	for _, sp := range svc.Spec.Ports {
+		if sp.Port == port && (sp.Protocol == "" || sp.Protocol == corev1.ProtocolTCP) {
+			return sp.Name, true
+		}
+	}
+	return "", false
+}
+
+// slicePort finds the target port number of the named Service port in an
+// EndpointSlice. An unnamed Service port appears with a nil name.
+func slicePort(es *discoveryv1.EndpointSlice, name string) (int32, bool) {
+	for _, p := range es.Ports {
+		if deref(p.Name) != name || p.Port == nil || *p.Port <= 0 {
+			continue
+		}
+		if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
+			continue
+		}
+		return *p.Port, true
+	}
+	return 0, false
+}
+
+// endpointHealth maps EndpointSlice conditions: ready (or unknown, which
+// Kubernetes says to read as ready) is HEALTHY; not ready but still
+// serving while terminating is DRAINING, so that in-flight requests finish
+// while no new ones arrive; anything else is left out.
+func endpointHealth(c discoveryv1.EndpointConditions) (envoy_config_core_v3.HealthStatus, bool) {
+	switch {
+	case c.Ready == nil || *c.Ready:
+		return envoy_config_core_v3.HealthStatus_HEALTHY, true
+	case deref(c.Serving) && deref(c.Terminating):
+		return envoy_config_core_v3.HealthStatus_DRAINING, true
+	default:
+		return envoy_config_core_v3.HealthStatus_UNKNOWN, false
+	}
+}
+
+// nodeDrained reports whether the endpoint's Node carries the drain
+// annotation.
+func nodeDrained(snap *objects.Snapshot, nodeName *string) bool {
+	if nodeName == nil {
+		return false
+	}
+	n := snap.Nodes[*nodeName]
+	return n != nil && n.Annotations[DrainAnnotation] == "true"
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,119 @@
+package translator
+
+import (
+	envoy_config_accesslog_v3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	envoy_access_logger_stream_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	envoy_filter_http_ext_authz_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	envoy_filter_http_router_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+)
+
+// Names of the Envoy extensions Switchyard configures. A typed_per_filter_config
+// key must equal the name of the HTTP filter it configures, so both sides use
+// these constants.
+const (
+	filterHTTPConnectionManager = "envoy.filters.network.http_connection_manager"
+	filterTCPProxy              = "envoy.filters.network.tcp_proxy"
+	filterRouter                = "envoy.filters.http.router"
+	filterExtAuthz              = "envoy.filters.http.ext_authz"
+	filterTLSInspector          = "envoy.filters.listener.tls_inspector"
+	transportSocketTLS          = "envoy.transport_sockets.tls"
+	accessLoggerStdout          = "envoy.access_loggers.stdout"
+	upgradeWebsocket            = "websocket"
+)
+
+// httpConnectionManager returns the HCM settings shared by both listeners;
+// the caller sets the route specifier.
+//
+//   - use_remote_address: Envoy is the edge, so the peer address is the
+//     client address and x-forwarded-for is appended, not trusted.
+//   - normalize_path and merge_slashes: route matching sees the path the
+//     backend will see, so "/a/../admin" or "//admin" cannot slip past a
+//     prefix route meant to guard "/admin".
+//   - websocket upgrades are listed but disabled: Envoy only honours a
+//     per-route upgrade_config for an upgrade type the HCM knows, and the
+//     routes that allow websockets enable it one by one.
+//   - the router is the last filter, which both Envoy and gRPC require.
+func httpConnectionManager(statPrefix string, filters ...*envoy_filter_network_http_connection_manager_v3.HttpFilter) *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager {
+	return &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager{
+		StatPrefix:       statPrefix,
+		UseRemoteAddress: boolValue(true),
+		NormalizePath:    boolValue(true),
+		MergeSlashes:     true,
+		UpgradeConfigs: []*envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_UpgradeConfig{{
+			UpgradeType: upgradeWebsocket,
+			Enabled:     boolValue(false),
+		}},
+		AccessLog:   []*envoy_config_accesslog_v3.AccessLog{stdoutAccessLog()},
+		HttpFilters: append(filters, routerFilter()),
+	}
+}
+
+// hcmFilter wraps an HCM as the network filter of a filter chain.
+func hcmFilter(hcm *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager) *envoy_config_listener_v3.Filter {
+	return &envoy_config_listener_v3.Filter{
+		Name:       filterHTTPConnectionManager,
+		ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(hcm)},
+	}
+}
+
+// stdoutAccessLog logs every request in Envoy's default format to stdout,
+// where the pod's log collector picks it up.
+func stdoutAccessLog() *envoy_config_accesslog_v3.AccessLog {
+	return &envoy_config_accesslog_v3.AccessLog{
+		Name: accessLoggerStdout,
+		ConfigType: &envoy_config_accesslog_v3.AccessLog_TypedConfig{
+			TypedConfig: toAny(&envoy_access_logger_stream_v3.StdoutAccessLog{}),
+		},
+	}
+}
+
+func routerFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
+	return &envoy_filter_network_http_connection_manager_v3.HttpFilter{
+		Name: filterRouter,
+		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{
+			TypedConfig: toAny(&envoy_filter_http_router_v3.Router{}),
+		},
+	}
+}
+
+// extAuthzFilter checks every request of a secure virtual host with the
+// authorization service before it is routed. The virtual host's context and
+// the routes' overrides travel as typed_per_filter_config in the route
+// configuration (see extAuthzPerRoute), so the filter itself carries only
+// what is the same for every route.
+//
+// The DAG always sets a positive ResponseTimeout (2s unless configured);
+// a zero one leaves Envoy's default (200ms) rather than sending 0.
+func extAuthzFilter(auth *dag.Authorization) *envoy_filter_network_http_connection_manager_v3.HttpFilter {
+	grpc := &envoy_config_core_v3.GrpcService{
+		TargetSpecifier: &envoy_config_core_v3.GrpcService_EnvoyGrpc_{
+			EnvoyGrpc: &envoy_config_core_v3.GrpcService_EnvoyGrpc{ClusterName: auth.Cluster.Name},
+		},
+	}
+	if auth.ResponseTimeout > 0 {
+		grpc.Timeout = duration(auth.ResponseTimeout)
+	}
+	cfg := &envoy_filter_http_ext_authz_v3.ExtAuthz{
+		Services:            &envoy_filter_http_ext_authz_v3.ExtAuthz_GrpcService{GrpcService: grpc},
+		TransportApiVersion: envoy_config_core_v3.ApiVersion_V3,
+		FailureModeAllow:    auth.FailOpen,
+	}
+	if b := auth.WithRequestBody; b != nil {
+		cfg.WithRequestBody = &envoy_filter_http_ext_authz_v3.BufferSettings{
+			MaxRequestBytes:     b.MaxRequestBytes,
+			AllowPartialMessage: b.AllowPartialMessage,
+			PackAsBytes:         b.PackAsBytes,
+		}
+	}
+	return &envoy_filter_network_http_connection_manager_v3.HttpFilter{
+		Name: filterExtAuthz,
+		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{
+			TypedConfig: toAny(cfg),
+		},
+	}
+}

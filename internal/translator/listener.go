@@ -1,0 +1,184 @@
+package translator
+
+import (
+	"cmp"
+	"slices"
+
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	envoy_filter_listener_tls_inspector_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
+	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	envoy_filter_network_tcp_proxy_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+)
+
+// Listener names. They double as the HCM stat prefixes, so that stats and
+// resources are found under the same name.
+const (
+	HTTPListenerName  = "ingress_http"
+	HTTPSListenerName = "ingress_https"
+)
+
+// HTTPListener returns the plain-HTTP listener. It exists even when the DAG
+// has no virtual hosts, so that Envoy binds its port from the start and a
+// request for an unknown host gets a 404 rather than a refused connection.
+//
+// Its HCM uses scoped RDS: the :authority header, with any ":port" cut off,
+// selects one ScopedRouteConfiguration, which names the RouteConfiguration
+// of that host. Each host is then a resource of its own, so a change to one
+// host pushes one small route configuration instead of every plain-HTTP
+// host in one resource.
+func HTTPListener(opts Options) *envoy_config_listener_v3.Listener {
+	hcm := httpConnectionManager(HTTPListenerName)
+	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes{
+		ScopedRoutes: scopedRoutes(),
+	}
+	return &envoy_config_listener_v3.Listener{
+		Name:    HTTPListenerName,
+		Address: socketAddress(opts.ListenAddress, opts.HTTPPort),
+		FilterChains: []*envoy_config_listener_v3.FilterChain{{
+			Filters: []*envoy_config_listener_v3.Filter{hcmFilter(hcm)},
+		}},
+	}
+}
+
+// scopedRoutes configures SRDS for the plain-HTTP HCM. The key is the first
+// ":"-separated element of :authority (Envoy maps HTTP/1.1 Host to
+// :authority), so "example.com:8080" and "example.com" both select the scope
+// keyed "example.com". Scope keys compare as exact strings: there is no
+// wildcard, no fallback scope and no case folding.
+func scopedRoutes() *envoy_filter_network_http_connection_manager_v3.ScopedRoutes {
+	return &envoy_filter_network_http_connection_manager_v3.ScopedRoutes{
+		Name: HTTPListenerName,
+		ScopeKeyBuilder: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder{
+			Fragments: []*envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder{{
+				Type: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_{
+					HeaderValueExtractor: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor{
+						Name:             ":authority",
+						ElementSeparator: ":",
+						ExtractType: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_Index{
+							Index: 0,
+						},
+					},
+				},
+			}},
+		},
+		RdsConfigSource: adsConfigSource(),
+		ConfigSpecifier: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopedRds{
+			ScopedRds: &envoy_filter_network_http_connection_manager_v3.ScopedRds{
+				ScopedRdsConfigSource: adsConfigSource(),
+			},
+		},
+	}
+}
+
+// HTTPSListener returns the TLS listener, with one filter chain per secure
+// virtual host chosen by SNI, or nil when no secure virtual host can be
+// served: Envoy rejects a listener without filter chains.
+//
+// A virtual host that cannot be served safely gets no filter chain (and so
+// no TLS handshake) rather than a degraded one: a terminating host without
+// a certificate, a TCP proxy without a cluster, or an authorization without
+// a cluster, which would otherwise let requests through unchecked.
+func HTTPSListener(svhs []*dag.SecureVirtualHost, opts Options) *envoy_config_listener_v3.Listener {
+	hosts := uniqueSecureVirtualHosts(svhs)
+	slices.SortStableFunc(hosts, func(a, b *dag.SecureVirtualHost) int { return cmp.Compare(a.FQDN, b.FQDN) })
+
+	var chains []*envoy_config_listener_v3.FilterChain
+	for _, svh := range hosts {
+		if fc := httpsFilterChain(svh); fc != nil {
+			chains = append(chains, fc)
+		}
+	}
+	if len(chains) == 0 {
+		return nil
+	}
+	return &envoy_config_listener_v3.Listener{
+		Name:    HTTPSListenerName,
+		Address: socketAddress(opts.ListenAddress, opts.HTTPSPort),
+		ListenerFilters: []*envoy_config_listener_v3.ListenerFilter{{
+			Name: filterTLSInspector,
+			ConfigType: &envoy_config_listener_v3.ListenerFilter_TypedConfig{
+				TypedConfig: toAny(&envoy_filter_listener_tls_inspector_v3.TlsInspector{}),
+			},
+		}},
+		FilterChains: chains,
+	}
+}
+
+// httpsFilterChain builds the filter chain of one secure virtual host, or
+// nil when it cannot be served (see HTTPSListener).
+func httpsFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.FilterChain {
+	fc := &envoy_config_listener_v3.FilterChain{
+		Name: svh.FQDN,
+		FilterChainMatch: &envoy_config_listener_v3.FilterChainMatch{
+			ServerNames: []string{svh.FQDN},
+		},
+	}
+	switch {
+	case svh.Passthrough:
+		if svh.TCPProxy == nil || svh.TCPProxy.Cluster == nil {
+			return nil
+		}
+		// Without termination the only thing to match on is the ClientHello,
+		// so require one: a plaintext connection must not reach the backend.
+		fc.FilterChainMatch.TransportProtocol = "tls"
+		fc.Filters = []*envoy_config_listener_v3.Filter{tcpProxyFilter(svh.TCPProxy.Cluster.Name)}
+	case svh.TCPProxy != nil:
+		if svh.TCPProxy.Cluster == nil || svh.Secret == nil {
+			return nil
+		}
+		fc.TransportSocket = downstreamTLSSocket(svh, nil)
+		fc.Filters = []*envoy_config_listener_v3.Filter{tcpProxyFilter(svh.TCPProxy.Cluster.Name)}
+	default:
+		if svh.Secret == nil || (svh.Authorization != nil && svh.Authorization.Cluster == nil) {
+			return nil
+		}
+		fc.TransportSocket = downstreamTLSSocket(svh, []string{"h2", "http/1.1"})
+		fc.Filters = []*envoy_config_listener_v3.Filter{hcmFilter(httpsConnectionManager(svh))}
+	}
+	return fc
+}
+
+// httpsConnectionManager is the HCM of one terminated secure virtual host.
+// Secure hosts use plain RDS rather than scopes: SNI has already picked the
+// host, so its filter chain names its one route configuration directly.
+func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager {
+	var filters []*envoy_filter_network_http_connection_manager_v3.HttpFilter
+	if svh.Authorization != nil {
+		filters = append(filters, extAuthzFilter(svh.Authorization))
+	}
+	hcm := httpConnectionManager(HTTPSListenerName, filters...)
+	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_Rds{
+		Rds: &envoy_filter_network_http_connection_manager_v3.Rds{
+			ConfigSource:    adsConfigSource(),
+			RouteConfigName: HTTPSRouteName(svh.FQDN),
+		},
+	}
+	return hcm
+}
+
+// tcpProxyFilter forwards the connection to a cluster.
+func tcpProxyFilter(cluster string) *envoy_config_listener_v3.Filter {
+	cfg := &envoy_filter_network_tcp_proxy_v3.TcpProxy{
+		StatPrefix:       HTTPSListenerName,
+		ClusterSpecifier: &envoy_filter_network_tcp_proxy_v3.TcpProxy_Cluster{Cluster: cluster},
+	}
+	return &envoy_config_listener_v3.Filter{
+		Name:       filterTCPProxy,
+		ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(cfg)},
+	}
+}
+
+func socketAddress(address string, port uint32) *envoy_config_core_v3.Address {
+	return &envoy_config_core_v3.Address{
+		Address: &envoy_config_core_v3.Address_SocketAddress{
+			SocketAddress: &envoy_config_core_v3.SocketAddress{
+				Protocol:      envoy_config_core_v3.SocketAddress_TCP,
+				Address:       address,
+				PortSpecifier: &envoy_config_core_v3.SocketAddress_PortValue{PortValue: port},
+			},
+		},
+	}
+}
