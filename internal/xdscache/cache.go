@@ -1,0 +1,230 @@
+package xdscache
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+)
+
+// Change replaces one resource, or deletes it when Resource is nil.
+type Change struct {
+	TypeURL  string
+	Name     string
+	Resource *Resource
+}
+
+// Cache is the set of resources of every group, with the open watches of
+// every connected stream. It implements go-control-plane's cache.Cache.
+//
+// A watch is answered once and then removed: the server opens a new one
+// with the next request. Whether to answer is decided by comparing current
+// versions with what the stream was last sent (the subscription's returned
+// resources), never with the version a request reports — after a NACK the
+// client reports the old version, and comparing with it would resend the
+// rejected config in a tight loop (go-control-plane issue 962).
+type Cache struct {
+	mu     sync.Mutex
+	groups map[Group]map[string]*typeState
+}
+
+var _ cache.Cache = (*Cache)(nil)
+
+// typeState is one group's resources of one type and the watches on them.
+type typeState struct {
+	typeURL   string
+	resources map[string]*Resource
+	// setHash is an order-independent hash of every (name, version),
+	// updated in O(1) per change; it is the type's version.
+	setHash uint64
+	sotw    map[*sotwWatch]struct{}
+	delta   map[*deltaWatch]struct{}
+}
+
+// New returns an empty cache.
+func New() *Cache {
+	c := &Cache{groups: map[Group]map[string]*typeState{}}
+	for _, g := range Groups {
+		c.groups[g] = map[string]*typeState{}
+		for t := range allowedTypes[g] {
+			c.groups[g][t] = &typeState{
+				typeURL:   t,
+				resources: map[string]*Resource{},
+				sotw:      map[*sotwWatch]struct{}{},
+				delta:     map[*deltaWatch]struct{}{},
+			}
+		}
+	}
+	return c
+}
+
+func (t *typeState) version() string { return strconv.FormatUint(t.setHash, 16) }
+
+func entryHash(name, version string) uint64 {
+	d := xxhash.New()
+	_, _ = d.WriteString(name)
+	_, _ = d.WriteString("\x00")
+	_, _ = d.WriteString(version)
+	return d.Sum64()
+}
+
+// Update applies changes to one group atomically and pushes what changed
+// to the streams that watch it. A change whose version equals the current
+// one is dropped. Types outside the group's allowed set are an error and
+// nothing is applied.
+func (c *Cache) Update(g Group, changes []Change) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	types, ok := c.groups[g]
+	if !ok {
+		return errors.New("xdscache: unknown group " + string(g))
+	}
+	for _, ch := range changes {
+		if types[ch.TypeURL] == nil {
+			return errors.New("xdscache: group " + string(g) + " does not serve " + ch.TypeURL)
+		}
+	}
+	changed := map[string]map[string]bool{}
+	for _, ch := range changes {
+		if types[ch.TypeURL].apply(ch) {
+			if changed[ch.TypeURL] == nil {
+				changed[ch.TypeURL] = map[string]bool{}
+			}
+			changed[ch.TypeURL][ch.Name] = true
+		}
+	}
+	for _, t := range typeOrder {
+		if names := changed[t]; len(names) > 0 {
+			types[t].notify(names)
+		}
+	}
+	return nil
+}
+
+// apply records one change and reports whether it changed anything.
+func (t *typeState) apply(ch Change) bool {
+	old, had := t.resources[ch.Name]
+	if ch.Resource == nil {
+		if !had {
+			return false
+		}
+		delete(t.resources, ch.Name)
+		t.setHash ^= entryHash(ch.Name, old.Version)
+		return true
+	}
+	if had && old.Version == ch.Resource.Version {
+		return false
+	}
+	if had {
+		t.setHash ^= entryHash(ch.Name, old.Version)
+	}
+	t.resources[ch.Name] = ch.Resource
+	t.setHash ^= entryHash(ch.Name, ch.Resource.Version)
+	return true
+}
+
+// Replace sets the complete resources of the given types of one group,
+// deleting what is not listed, and pushes the difference. Types not listed
+// keep their resources.
+func (c *Cache) Replace(g Group, byType map[string][]*Resource) error {
+	c.mu.Lock()
+	types := c.groups[g]
+	var changes []Change
+	for t, rs := range byType {
+		ts := types[t]
+		if ts == nil {
+			c.mu.Unlock()
+			return errors.New("xdscache: group " + string(g) + " does not serve " + t)
+		}
+		keep := make(map[string]bool, len(rs))
+		for _, r := range rs {
+			keep[r.Name] = true
+			if old, ok := ts.resources[r.Name]; !ok || old.Version != r.Version {
+				changes = append(changes, Change{TypeURL: t, Name: r.Name, Resource: r})
+			}
+		}
+		for name := range ts.resources {
+			if !keep[name] {
+				changes = append(changes, Change{TypeURL: t, Name: name})
+			}
+		}
+	}
+	c.mu.Unlock()
+	return c.Update(g, changes)
+}
+
+// Resources returns a group's resources of one type, sorted by name.
+func (c *Cache) Resources(g Group, typeURL string) []*Resource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ts := c.groups[g][typeURL]
+	if ts == nil {
+		return nil
+	}
+	out := make([]*Resource, 0, len(ts.resources))
+	for _, r := range ts.resources {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Version returns the current version of a group's type.
+func (c *Cache) Version(g Group, typeURL string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ts := c.groups[g][typeURL]; ts != nil {
+		return ts.version()
+	}
+	return ""
+}
+
+// notify answers every watch that one of the changed names concerns.
+func (t *typeState) notify(changed map[string]bool) {
+	for w := range t.sotw {
+		if resp := t.sotwResponse(w.req, w.sub, changed); resp != nil {
+			delete(t.sotw, w)
+			send(w.ch, resp)
+		}
+	}
+	for w := range t.delta {
+		if resp := t.deltaResponse(w.req, w.sub, changed); resp != nil {
+			delete(t.delta, w)
+			sendDelta(w.ch, resp)
+		}
+	}
+}
+
+// Fetch is not supported: Switchyard serves streams only.
+func (c *Cache) Fetch(context.Context, *cache.Request) (cache.Response, error) {
+	return nil, errors.New("xdscache: REST fetch is not supported; use a gRPC stream")
+}
+
+// stateFor returns the state a node's stream reads, or nil when its group
+// does not receive the type (a gRPC client asking for Secrets, say).
+func (c *Cache) stateFor(g Group, typeURL string) *typeState {
+	return c.groups[g][typeURL]
+}
+
+// inView reports whether a stream should hold the named resource.
+func inView(sub cache.Subscription, name string) bool {
+	if sub.IsWildcard() {
+		return true
+	}
+	_, ok := sub.SubscribedResources()[name]
+	return ok
+}
+
+// cloneReturned copies a stream's returned-resources map: the server owns
+// the original, and maps.Clone copies a map far faster than re-inserting.
+func cloneReturned(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
+}

@@ -1,0 +1,83 @@
+// Package xdscache holds the xDS resources Switchyard serves, one set per
+// consumer group, and answers go-control-plane's server with them, both
+// state-of-the-world and incremental (delta).
+//
+// Versions come from content (DESIGN.md decision 5): a resource's version
+// is a hash of its deterministic encoding, so an unchanged resource is never
+// sent again, and a restarted control plane offers the same versions for
+// the same input. Resources are encoded once, when they enter the cache;
+// every stream that receives them shares the encoded bytes.
+package xdscache
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/cespare/xxhash/v2"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+)
+
+// Resource is one encoded xDS resource.
+type Resource struct {
+	Name    string
+	Version string
+	// Any holds the encoded resource; it is shared by every response and
+	// must never be modified.
+	Any *anypb.Any
+	// Message is the decoded resource, kept for debug output.
+	Message proto.Message
+}
+
+// vtMarshaler is implemented by the Envoy protos, whose generated vtproto
+// code encodes without reflection; the Strict variant sorts map entries,
+// which makes it deterministic.
+type vtMarshaler interface {
+	MarshalVTStrict() ([]byte, error)
+}
+
+// Marshal encodes a message deterministically, so that equal messages
+// always give equal bytes.
+func Marshal(m proto.Message) ([]byte, error) {
+	if vt, ok := m.(vtMarshaler); ok {
+		return vt.MarshalVTStrict()
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+}
+
+// NewResource encodes a resource and derives its version from the bytes.
+func NewResource(m proto.Message) (*Resource, error) {
+	b, err := Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %T %q: %w", m, ResourceName(m), err)
+	}
+	return &Resource{
+		Name:    ResourceName(m),
+		Version: contentVersion(b),
+		Any:     &anypb.Any{TypeUrl: TypeURL(m), Value: b},
+		Message: m,
+	}, nil
+}
+
+// contentVersion is the version of a resource with the given encoding.
+func contentVersion(b []byte) string {
+	return strconv.FormatUint(xxhash.Sum64(b), 16)
+}
+
+// TypeURL returns the xDS type URL of a message.
+func TypeURL(m proto.Message) string {
+	return "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
+}
+
+// ResourceName returns the name xDS uses for a resource.
+func ResourceName(m proto.Message) string {
+	switch r := m.(type) {
+	case *envoy_config_endpoint_v3.ClusterLoadAssignment:
+		return r.GetClusterName()
+	case interface{ GetName() string }:
+		return r.GetName()
+	}
+	return ""
+}

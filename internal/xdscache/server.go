@@ -1,0 +1,172 @@
+package xdscache
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_service_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
+	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	envoy_service_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
+	envoy_service_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	envoy_service_route_v3 "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
+	envoy_service_secret_v3 "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/server/config"
+	"github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+)
+
+// Metrics are the xDS server's Prometheus metrics.
+type Metrics struct {
+	Connected *prometheus.GaugeVec
+	Pushes    *prometheus.CounterVec
+	Resources *prometheus.CounterVec
+	NACKs     *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Connected: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "switchyard_xds_streams", Help: "Open xDS streams by consumer group and protocol."}, []string{"group", "protocol"}),
+		Pushes:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_pushes_total", Help: "xDS responses sent, by consumer group and type."}, []string{"group", "type"}),
+		Resources: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_resources_sent_total", Help: "Resources sent in xDS responses, by consumer group and type."}, []string{"group", "type"}),
+		NACKs:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_nacks_total", Help: "xDS responses rejected by clients, by consumer group and type."}, []string{"group", "type"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Connected, m.Pushes, m.Resources, m.NACKs)
+	}
+	return m
+}
+
+// shortType strips the type URL prefix for metric labels.
+func shortType(typeURL string) string {
+	const prefix = "type.googleapis.com/"
+	if len(typeURL) > len(prefix) && typeURL[:len(prefix)] == prefix {
+		return typeURL[len(prefix):]
+	}
+	return typeURL
+}
+
+// callbacks track which group each stream belongs to, count pushes and
+// NACKs, and log each distinct NACK once.
+type callbacks struct {
+	metrics *Metrics
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	sotw   map[int64]Group
+	delta  map[int64]Group
+	logged map[string]bool
+}
+
+// maxLoggedNACKs bounds the memory used to log each NACK once.
+const maxLoggedNACKs = 4096
+
+func (cb *callbacks) streamGroup(streams map[int64]Group, id int64, node *envoy_config_core_v3.Node, protocol string) Group {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if g, ok := streams[id]; ok {
+		return g
+	}
+	g := GroupOf(node)
+	streams[id] = g
+	cb.metrics.Connected.WithLabelValues(string(g), protocol).Inc()
+	return g
+}
+
+func (cb *callbacks) closed(streams map[int64]Group, id int64, protocol string) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if g, ok := streams[id]; ok {
+		delete(streams, id)
+		cb.metrics.Connected.WithLabelValues(string(g), protocol).Dec()
+	}
+}
+
+// nack counts a rejected response and logs it unless the same rejection
+// (group, type and error) was logged before: the error names the rejected
+// content, and every client rejecting it, or one client rejecting it again
+// after a reconnect, must not flood the log.
+func (cb *callbacks) nack(g Group, node *envoy_config_core_v3.Node, typeURL, nonce, msg string) {
+	cb.metrics.NACKs.WithLabelValues(string(g), shortType(typeURL)).Inc()
+	key := fmt.Sprintf("%s\x00%s\x00%s", g, typeURL, msg)
+	cb.mu.Lock()
+	seen := cb.logged[key]
+	if !seen {
+		if len(cb.logged) >= maxLoggedNACKs {
+			cb.logged = map[string]bool{}
+		}
+		cb.logged[key] = true
+	}
+	cb.mu.Unlock()
+	if !seen {
+		cb.log.Warn("xDS client rejected a response", "group", g, "node", node.GetId(), "type", shortType(typeURL), "nonce", nonce, "error", msg)
+	}
+}
+
+func (cb *callbacks) funcs() serverv3.CallbackFuncs {
+	return serverv3.CallbackFuncs{
+		StreamRequestFunc: func(id int64, req *envoy_service_discovery_v3.DiscoveryRequest) error {
+			g := cb.streamGroup(cb.sotw, id, req.GetNode(), "sotw")
+			if req.GetErrorDetail() != nil {
+				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
+			}
+			return nil
+		},
+		StreamResponseFunc: func(_ context.Context, id int64, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
+			g := cb.streamGroup(cb.sotw, id, req.GetNode(), "sotw")
+			cb.metrics.Pushes.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Inc()
+			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
+		},
+		StreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) { cb.closed(cb.sotw, id, "sotw") },
+		StreamDeltaRequestFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) error {
+			g := cb.streamGroup(cb.delta, id, req.GetNode(), "delta")
+			if req.GetErrorDetail() != nil {
+				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
+			}
+			return nil
+		},
+		StreamDeltaResponseFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
+			g := cb.streamGroup(cb.delta, id, req.GetNode(), "delta")
+			cb.metrics.Pushes.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Inc()
+			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
+		},
+		DeltaStreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) { cb.closed(cb.delta, id, "delta") },
+	}
+}
+
+// Register serves the cache on a gRPC server: ADS and the per-type
+// discovery services, state-of-the-world and delta.
+func Register(ctx context.Context, gs *grpc.Server, c *Cache, m *Metrics, log *slog.Logger) {
+	cb := &callbacks{metrics: m, log: log, sotw: map[int64]Group{}, delta: map[int64]Group{}, logged: map[string]bool{}}
+	srv := serverv3.NewServer(ctx, c, cb.funcs(),
+		sotw.WithOrderedADS(),
+		sotw.WithLogger(quietLogger{log}),
+		// Envoy's legacy wildcard (an empty first request) is kept for the
+		// types Envoy subscribes to that way: listeners, clusters, scopes,
+		// and secrets are named.
+		config.DeactivateLegacyWildcardForTypes([]string{resource.RouteType, resource.EndpointType, resource.SecretType}),
+	)
+	envoy_service_discovery_v3.RegisterAggregatedDiscoveryServiceServer(gs, srv)
+	envoy_service_endpoint_v3.RegisterEndpointDiscoveryServiceServer(gs, srv)
+	envoy_service_cluster_v3.RegisterClusterDiscoveryServiceServer(gs, srv)
+	envoy_service_listener_v3.RegisterListenerDiscoveryServiceServer(gs, srv)
+	envoy_service_route_v3.RegisterRouteDiscoveryServiceServer(gs, srv)
+	envoy_service_route_v3.RegisterScopedRoutesDiscoveryServiceServer(gs, srv)
+	envoy_service_secret_v3.RegisterSecretDiscoveryServiceServer(gs, srv)
+}
+
+// quietLogger adapts slog to go-control-plane's logger, demoting its
+// informational chatter (stale nonces are routine) to debug.
+type quietLogger struct{ l *slog.Logger }
+
+func (q quietLogger) Debugf(format string, args ...any) { q.l.Debug(fmt.Sprintf(format, args...)) }
+func (q quietLogger) Infof(format string, args ...any)  { q.l.Debug(fmt.Sprintf(format, args...)) }
+func (q quietLogger) Warnf(format string, args ...any)  { q.l.Warn(fmt.Sprintf(format, args...)) }
+func (q quietLogger) Errorf(format string, args ...any) { q.l.Error(fmt.Sprintf(format, args...)) }
