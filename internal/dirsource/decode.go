@@ -1,0 +1,327 @@
+package dirsource
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// scheme knows exactly the kinds Switchyard reads (and their lists), so that
+// anything else fails to decode as "not registered" and is reported as a
+// kind Switchyard does not read. It is built once and never changed.
+var scheme = newScheme()
+
+// codec decodes one JSON document strictly: unknown and duplicate fields are
+// errors, as with kubectl's --validate=strict.
+var codec = kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme,
+	kjson.SerializerOptions{Strict: true})
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(switchyardv1.AddToScheme(s))
+	utilruntime.Must(switchyardv1alpha1.AddToScheme(s))
+	s.AddKnownTypes(corev1.SchemeGroupVersion,
+		&corev1.Service{}, &corev1.ServiceList{},
+		&corev1.Secret{}, &corev1.SecretList{},
+		&corev1.Node{}, &corev1.NodeList{},
+		&corev1.List{},
+	)
+	s.AddKnownTypes(discoveryv1.SchemeGroupVersion, &discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{})
+	return s
+}
+
+// readAs is the apiVersion each kind is read at, for a useful message when a
+// manifest names a kind Switchyard reads at another version.
+var readAs = map[string]schema.GroupVersion{
+	"HTTPProxy":                switchyardv1.SchemeGroupVersion,
+	"TLSCertificateDelegation": switchyardv1.SchemeGroupVersion,
+	"ExtensionService":         switchyardv1alpha1.SchemeGroupVersion,
+	"Service":                  corev1.SchemeGroupVersion,
+	"Secret":                   corev1.SchemeGroupVersion,
+	"Node":                     corev1.SchemeGroupVersion,
+	"EndpointSlice":            discoveryv1.SchemeGroupVersion,
+}
+
+// maxListDepth bounds Lists nested in Lists; real manifests nest at most once.
+const maxListDepth = 8
+
+// decoded is one object read from a file, with the line of its document.
+type decoded struct {
+	key  objects.Key
+	obj  runtime.Object
+	line int
+}
+
+// decodeFile decodes every document of a file. file is only used to name
+// the file in problems. It never panics and never fails as a whole: what
+// cannot be read becomes a Problem and the rest is returned.
+func decodeFile(file string, data []byte) ([]decoded, []Problem) {
+	d := fileDecoder{file: file}
+	for _, doc := range splitDocuments(data) {
+		d.document(doc)
+	}
+	return d.objs, d.problems
+}
+
+type fileDecoder struct {
+	file     string
+	objs     []decoded
+	problems []Problem
+}
+
+// head is what identifies a manifest, read leniently so that a problem can
+// name the object even when the document does not decode.
+type head struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+func (d *fileDecoder) document(doc document) {
+	// One strict YAML pass both checks the syntax and catches duplicate
+	// keys (which a plain YAML-to-JSON conversion silently drops); the
+	// strict JSON decode below then checks fields and types.
+	var v any
+	if err := utilyaml.UnmarshalStrict(doc.data, &v); err != nil {
+		var h head
+		if m, ok := lenientYAML(doc.data).(map[string]any); ok {
+			h = headOf(m)
+		}
+		d.problem(doc.line, h, Error, yamlMessage(err, doc.line))
+		return
+	}
+	switch m := v.(type) {
+	case nil:
+		return // "~", "null" or an empty flow: nothing to read
+	case map[string]any:
+		data, err := json.Marshal(m)
+		if err != nil {
+			d.problem(doc.line, headOf(m), Error, err.Error())
+			return
+		}
+		d.object(doc.line, "", data, 0)
+	default:
+		d.problem(doc.line, head{}, Error,
+			fmt.Sprintf("document is %s, not an object with apiVersion and kind", describe(v)))
+	}
+}
+
+// object decodes one JSON object: a top-level document or an item of a List.
+// prefix locates an item inside its List ("items[3]: ").
+func (d *fileDecoder) object(line int, prefix string, data []byte, depth int) {
+	obj, gvk, err := codec.Decode(data, nil, nil)
+	if err != nil {
+		var h head
+		_ = json.Unmarshal(data, &h) // best effort: fields of the wrong type stay empty
+		d.problem(line, h, kindSeverity(err, h), prefix+decodeMessage(err, h))
+		return
+	}
+	if list, ok := obj.(*corev1.List); ok {
+		if depth >= maxListDepth {
+			d.problem(line, head{Kind: "List"}, Error, prefix+fmt.Sprintf("Lists nested more than %d deep; skipped", maxListDepth))
+			return
+		}
+		for i, item := range list.Items {
+			p := fmt.Sprintf("%sitems[%d]: ", prefix, i)
+			if item.Raw == nil {
+				d.problem(line, head{}, Error, p+"item is null")
+				continue
+			}
+			d.object(line, p, item.Raw, depth+1)
+		}
+		return
+	}
+	if meta.IsListType(obj) {
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			d.problem(line, head{Kind: gvk.Kind}, Error, prefix+err.Error())
+			return
+		}
+		for i, item := range items {
+			d.typed(line, fmt.Sprintf("%sitems[%d]: ", prefix, i), item)
+		}
+		return
+	}
+	d.typed(line, prefix, obj)
+}
+
+// typed checks and completes one decoded object the way the API server
+// would: default namespace, Secret stringData, valid names.
+func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
+	gvks, _, err := scheme.ObjectKinds(obj)
+	if err != nil || len(gvks) == 0 {
+		d.problem(line, head{}, Error, prefix+fmt.Sprintf("decoded an unregistered %T", obj))
+		return
+	}
+	gvk := gvks[0]
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	key, err := objects.KeyOf(obj)
+	if err != nil {
+		// Decodable but not read, such as a metav1.Status.
+		d.problem(line, head{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}, Warning,
+			prefix+notReadMessage(gvk.Kind, gvk.GroupVersion().String()))
+		return
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		d.problem(line, head{Kind: gvk.Kind}, Error, prefix+err.Error())
+		return
+	}
+	if key.Kind == objects.KindNode {
+		m.SetNamespace("") // cluster-scoped: the API server ignores it too
+	} else if m.GetNamespace() == "" {
+		m.SetNamespace(corev1.NamespaceDefault)
+	}
+	if s, ok := obj.(*corev1.Secret); ok {
+		mergeStringData(s)
+	}
+	key, _ = objects.KeyOf(obj)
+	h := head{Kind: key.Kind.String()}
+	h.Metadata.Name, h.Metadata.Namespace = key.Name, key.Namespace
+	if msg := validateKey(key, m.GetGenerateName()); msg != "" {
+		d.problem(line, h, Error, prefix+msg)
+		return
+	}
+	d.objs = append(d.objs, decoded{key: key, obj: obj, line: line})
+}
+
+// mergeStringData folds stringData into data as the API server does on
+// write: stringData wins, and the object read back has no stringData.
+func mergeStringData(s *corev1.Secret) {
+	if len(s.StringData) == 0 {
+		s.StringData = nil
+		return
+	}
+	if s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}
+
+func (d *fileDecoder) problem(line int, h head, sev Severity, msg string) {
+	p := Problem{
+		File:      d.file,
+		Line:      line,
+		Kind:      h.Kind,
+		Namespace: h.Metadata.Namespace,
+		Name:      h.Metadata.Name,
+		Severity:  sev,
+		Message:   msg,
+	}
+	if k, ok := objects.KindFromString(h.Kind); ok && p.Name != "" {
+		if k == objects.KindNode {
+			p.Namespace = ""
+		} else if p.Namespace == "" {
+			p.Namespace = corev1.NamespaceDefault
+		}
+	}
+	d.problems = append(d.problems, p)
+}
+
+// kindSeverity makes an unknown kind a Warning (it is simply not ours), but
+// a kind Switchyard reads at the wrong version an Error: that manifest was
+// meant for Switchyard and its objects are missing.
+func kindSeverity(err error, h head) Severity {
+	if runtime.IsNotRegisteredError(err) && !misversioned(h) {
+		return Warning
+	}
+	return Error
+}
+
+// misversioned reports whether a manifest names a kind Switchyard reads in
+// the same API group at another version, or a Switchyard kind in Contour's
+// group (a manifest not yet migrated).
+func misversioned(h head) bool {
+	want, ok := readAs[h.Kind]
+	if !ok {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(h.APIVersion)
+	if err != nil {
+		return false
+	}
+	return gv.Group == want.Group || (gv.Group == "projectcontour.io" && want.Group == switchyardv1.GroupName)
+}
+
+func decodeMessage(err error, h head) string {
+	switch {
+	case runtime.IsNotRegisteredError(err) && misversioned(h):
+		want := readAs[h.Kind]
+		return fmt.Sprintf("kind %s is read as %s, not %s; change apiVersion to %s", h.Kind, want, h.APIVersion, want)
+	case runtime.IsNotRegisteredError(err):
+		return notReadMessage(h.Kind, h.APIVersion)
+	case runtime.IsMissingKind(err) || runtime.IsMissingVersion(err):
+		var missing []string
+		if h.APIVersion == "" {
+			missing = append(missing, "apiVersion")
+		}
+		if h.Kind == "" {
+			missing = append(missing, "kind")
+		}
+		if len(missing) == 0 {
+			return "apiVersion or kind is not a valid string"
+		}
+		return strings.Join(missing, " and ") + " missing"
+	}
+	return oneLine(err.Error())
+}
+
+func notReadMessage(kind, apiVersion string) string {
+	return fmt.Sprintf("kind %s (%s) is not read by switchyard; skipped", kind, apiVersion)
+}
+
+// lenientYAML parses a document without the strict checks, to name the
+// object in a problem about a duplicate key. It returns nil when even that
+// fails.
+func lenientYAML(data []byte) any {
+	var v any
+	if err := utilyaml.Unmarshal(data, &v); err != nil {
+		return nil
+	}
+	return v
+}
+
+func headOf(m map[string]any) head {
+	var h head
+	h.APIVersion, _ = m["apiVersion"].(string)
+	h.Kind, _ = m["kind"].(string)
+	if md, ok := m["metadata"].(map[string]any); ok {
+		h.Metadata.Name, _ = md["name"].(string)
+		h.Metadata.Namespace, _ = md["namespace"].(string)
+	}
+	return h
+}
+
+func describe(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	default:
+		return fmt.Sprintf("a %T", v)
+	}
+}

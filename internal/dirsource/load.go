@@ -1,0 +1,79 @@
+package dirsource
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// DefaultMaxFileSize is the largest manifest file read by default. Larger
+// files are reported and skipped rather than read into memory.
+const DefaultMaxFileSize = 16 << 20
+
+// Option changes how a tree is read.
+type Option func(*options)
+
+type options struct {
+	maxFileSize int64
+}
+
+// WithMaxFileSize sets the largest file that is read; larger files are
+// skipped with a Problem. Values below 1 keep the default.
+func WithMaxFileSize(n int64) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxFileSize = n
+		}
+	}
+}
+
+func newOptions(opts []Option) options {
+	o := options{maxFileSize: DefaultMaxFileSize}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// Load reads every *.yaml and *.yml file under root (recursively, in sorted
+// order, skipping hidden files and directories) into a new Snapshot.
+//
+// Problems with the content are returned as Problems and never stop the
+// load. err is only for root itself being unusable (missing, not a
+// directory, unreadable), and says what to do about it.
+func Load(root string, opts ...Option) (*objects.Snapshot, []Problem, error) {
+	if err := checkRoot(root); err != nil {
+		return nil, nil, err
+	}
+	t := newTree(root, newOptions(opts))
+	t.sync(".", nil)
+	return t.snapshot(), t.problems(), nil
+}
+
+// checkRoot reports why root cannot be read as a source directory.
+func checkRoot(root string) error {
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("source directory %s does not exist: create it, or pass the directory that holds the manifests", root)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("source directory %s: %w: make it and its parents readable by the user switchyard runs as", root, err)
+	case err != nil:
+		return fmt.Errorf("source directory %s: %w", root, err)
+	case !fi.IsDir():
+		return fmt.Errorf("source %s is a file, not a directory: pass the directory that holds it", root)
+	}
+	f, err := os.Open(root)
+	if err == nil {
+		_, err = f.ReadDir(1)
+		_ = f.Close() // read-only: nothing to lose
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("source directory %s cannot be listed: %w: make it readable by the user switchyard runs as", root, err)
+	}
+	return nil
+}

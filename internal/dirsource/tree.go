@@ -1,0 +1,368 @@
+package dirsource
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// entry is one definition of an object: what it decoded to and where.
+type entry struct {
+	decoded
+	file string // path relative to the root
+	seq  int    // position among the file's objects
+}
+
+// fileState is what one file last contributed. A file is decoded again only
+// when the hash of its content changes.
+type fileState struct {
+	read     bool // the content was read and sum is its hash
+	sum      [sha256.Size]byte
+	entries  []*entry
+	problems []Problem
+}
+
+// tree is the state of a directory of manifests: what every file defines,
+// and which definition of each object wins. Both Load and Watcher drive it;
+// it does no watching itself.
+type tree struct {
+	root    string
+	maxSize int64
+
+	files map[string]*fileState          // by path relative to root
+	defs  map[objects.Key][]*entry       // definitions in path, then document, order
+	dups  map[objects.Key]struct{}       // keys with more than one definition
+	paths map[string]Problem             // problems with a directory or link, by relative path
+	prior map[objects.Key]runtime.Object // winners before the changes not yet collected; nil if absent
+}
+
+func newTree(root string, o options) *tree {
+	return &tree{
+		root:    root,
+		maxSize: o.maxFileSize,
+		files:   map[string]*fileState{},
+		defs:    map[objects.Key][]*entry{},
+		dups:    map[objects.Key]struct{}{},
+		paths:   map[string]Problem{},
+	}
+}
+
+// join returns the path of rel as the user sees it: joined to the root.
+func (t *tree) join(rel string) string { return filepath.Join(t.root, rel) }
+
+// sync makes the state of everything at or under rel match the disk: it
+// reads files whose content changed, forgets files that are gone, and calls
+// onDir (if not nil) for every directory before listing it, so that a
+// watch is in place before the listing and nothing created in between is
+// missed. It returns the directories it visited.
+func (t *tree) sync(rel string, onDir func(rel string)) map[string]bool {
+	w := walk{tree: t, onDir: onDir, files: map[string]bool{}, dirs: map[string]bool{}}
+	for p := range t.paths {
+		if under(p, rel) {
+			delete(t.paths, p)
+		}
+	}
+	w.visit(rel, rel == ".")
+	for f := range t.files {
+		if under(f, rel) && !w.files[f] {
+			t.setFile(f, nil)
+		}
+	}
+	return w.dirs
+}
+
+type walk struct {
+	tree  *tree
+	onDir func(rel string)
+	files map[string]bool
+	dirs  map[string]bool
+}
+
+// visit reads the file or directory at rel. Hidden entries are skipped and
+// links to directories are not followed (which also rules out cycles), but
+// the root itself may be a link.
+func (w *walk) visit(rel string, follow bool) {
+	t := w.tree
+	abs := t.join(rel)
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	fi, err := stat(abs)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			t.paths[rel] = Problem{File: abs, Severity: Error, Message: fmt.Sprintf("cannot read: %v", err)}
+		}
+		return
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if target, err := os.Stat(abs); err == nil && target.IsDir() {
+			t.paths[rel] = Problem{File: abs, Severity: Warning,
+				Message: "symbolic link to a directory is not followed; skipped"}
+			return
+		}
+	case fi.IsDir():
+		w.dir(rel, abs)
+		return
+	}
+	if !isManifest(rel) {
+		return
+	}
+	if t.readFile(rel) {
+		w.files[rel] = true
+	}
+}
+
+func (w *walk) dir(rel, abs string) {
+	t := w.tree
+	if w.onDir != nil {
+		w.onDir(rel)
+	}
+	w.dirs[rel] = true
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		// ReadDir returns what it read before the error; go on with that.
+		t.paths[rel] = Problem{File: abs, Severity: Error, Message: fmt.Sprintf("cannot list directory: %v", err)}
+	}
+	for _, e := range ents {
+		if hidden(e.Name()) {
+			continue
+		}
+		w.visit(filepath.Join(rel, e.Name()), false)
+	}
+}
+
+// readFile reads one manifest file and updates its state if its content
+// changed. It returns false if the file is gone.
+func (t *tree) readFile(rel string) bool {
+	abs := t.join(rel)
+	fail := func(msg string) bool {
+		t.setFile(rel, &fileState{problems: []Problem{{File: abs, Severity: Error, Message: msg}}})
+		return true
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A dangling link, or removed since it was listed.
+		if _, lerr := os.Lstat(abs); lerr == nil {
+			return fail("symbolic link to a missing file")
+		}
+		return false
+	case err != nil:
+		return fail(fmt.Sprintf("cannot read: %v", err))
+	case !fi.Mode().IsRegular():
+		// Reading a FIFO or a device would block or never end.
+		return fail(fmt.Sprintf("not a regular file (%s); skipped", fi.Mode().Type()))
+	case fi.Size() > t.maxSize:
+		return fail(tooLarge(fi.Size(), t.maxSize))
+	}
+	data, err := readAtMost(abs, t.maxSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false
+	case err != nil:
+		return fail(fmt.Sprintf("cannot read: %v", err))
+	case int64(len(data)) > t.maxSize:
+		return fail(tooLarge(int64(len(data)), t.maxSize))
+	}
+	sum := sha256.Sum256(data)
+	if old := t.files[rel]; old != nil && old.read && old.sum == sum {
+		return true
+	}
+	objs, problems := decodeFile(abs, data)
+	st := &fileState{read: true, sum: sum, problems: problems}
+	for i, o := range objs {
+		st.entries = append(st.entries, &entry{decoded: o, file: rel, seq: i})
+	}
+	t.setFile(rel, st)
+	return true
+}
+
+// readAtMost reads a file, stopping one byte past max so that a file that
+// grew after it was checked is still caught.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+func tooLarge(size, limit int64) string {
+	return fmt.Sprintf("file is %d bytes, more than the limit of %d; skipped", size, limit)
+}
+
+// setFile replaces what a file defines (st == nil: the file is gone) and
+// notes the winners of the keys it touches before they change.
+func (t *tree) setFile(rel string, st *fileState) {
+	if old := t.files[rel]; old != nil {
+		for _, e := range old.entries {
+			t.touch(e.key)
+			defs := slices.DeleteFunc(t.defs[e.key], func(x *entry) bool { return x == e })
+			t.putDefs(e.key, defs)
+		}
+	}
+	if st == nil {
+		delete(t.files, rel)
+		return
+	}
+	t.files[rel] = st
+	for _, e := range st.entries {
+		t.touch(e.key)
+		defs := append(t.defs[e.key], e)
+		slices.SortStableFunc(defs, entryCmp)
+		t.putDefs(e.key, defs)
+	}
+}
+
+func (t *tree) putDefs(k objects.Key, defs []*entry) {
+	switch len(defs) {
+	case 0:
+		delete(t.defs, k)
+		delete(t.dups, k)
+	case 1:
+		t.defs[k] = defs
+		delete(t.dups, k)
+	default:
+		t.defs[k] = defs
+		t.dups[k] = struct{}{}
+	}
+}
+
+func entryCmp(a, b *entry) int {
+	return cmp.Or(pathCmp(a.file, b.file), cmp.Compare(a.seq, b.seq))
+}
+
+func (t *tree) touch(k objects.Key) {
+	if t.prior == nil {
+		t.prior = map[objects.Key]runtime.Object{}
+	}
+	if _, ok := t.prior[k]; !ok {
+		t.prior[k] = t.winner(k)
+	}
+}
+
+func (t *tree) winner(k objects.Key) runtime.Object {
+	if defs := t.defs[k]; len(defs) > 0 {
+		return defs[0].obj
+	}
+	return nil
+}
+
+// changes returns, sorted by key, the objects whose winning definition
+// changed since the last call. A definition that decodes to a semantically
+// equal object (a whitespace or comment edit, a field moved) is no change.
+func (t *tree) changes() []objects.Change {
+	keys := make([]objects.Key, 0, len(t.prior))
+	for k := range t.prior {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, keyCmp)
+	var out []objects.Change
+	for _, k := range keys {
+		before, now := t.prior[k], t.winner(k)
+		switch {
+		case now == nil && before != nil:
+			out = append(out, objects.Change{Key: k})
+		case now != nil && (before == nil || !equality.Semantic.DeepEqual(before, now)):
+			out = append(out, objects.Change{Key: k, Object: now})
+		}
+	}
+	t.prior = nil
+	return out
+}
+
+// problems returns every current problem, sorted: those of each file, of
+// directories and links, and one for every definition that lost to an
+// earlier one.
+func (t *tree) problems() []Problem {
+	var ps []Problem
+	for _, st := range t.files {
+		ps = append(ps, st.problems...)
+	}
+	for _, p := range t.paths {
+		ps = append(ps, p)
+	}
+	for k := range t.dups {
+		defs := t.defs[k]
+		first := defs[0]
+		for _, e := range defs[1:] {
+			ps = append(ps, Problem{
+				File: t.join(e.file), Line: e.line,
+				Kind: k.Kind.String(), Namespace: k.Namespace, Name: k.Name,
+				Severity: Error,
+				Message: fmt.Sprintf("already defined at %s:%d, which comes first; this definition is ignored",
+					t.join(first.file), first.line),
+			})
+		}
+	}
+	sortProblems(ps)
+	return ps
+}
+
+// snapshot returns a new Snapshot of the winning definitions.
+func (t *tree) snapshot() *objects.Snapshot {
+	s := objects.NewSnapshot()
+	for _, defs := range t.defs {
+		// Only supported types are decoded, so Upsert cannot fail.
+		_, _ = s.Upsert(defs[0].obj)
+	}
+	return s
+}
+
+func keyCmp(a, b objects.Key) int {
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// pathCmp orders paths the way a directory walk visits them: component by
+// component, so "a/z.yaml" comes before "a.yaml" (the directory "a" sorts
+// before the file "a.yaml") even though '/' sorts after '.' in a string.
+func pathCmp(a, b string) int {
+	const sep = string(filepath.Separator)
+	for {
+		ac, arest, amore := strings.Cut(a, sep)
+		bc, brest, bmore := strings.Cut(b, sep)
+		if c := strings.Compare(ac, bc); c != 0 {
+			return c
+		}
+		switch {
+		case !amore && !bmore:
+			return 0
+		case !amore:
+			return -1
+		case !bmore:
+			return 1
+		}
+		a, b = arest, brest
+	}
+}
+
+// under reports whether path p is rel or inside it.
+func under(p, rel string) bool {
+	return rel == "." || p == rel || strings.HasPrefix(p, rel+string(filepath.Separator))
+}
+
+func hidden(name string) bool { return strings.HasPrefix(name, ".") }
+
+// isManifest reports whether a file name is one this package reads.
+func isManifest(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}

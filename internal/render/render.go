@@ -1,0 +1,182 @@
+// Package render runs the whole translation once — DAG, translator, one
+// consumer group's shaping — and prints the result the way `switchyard
+// render` shows it. The golden tests print through this same code, so what
+// a user sees when debugging is exactly what the tests check.
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+)
+
+// Output is one group's resources and the status of every object.
+type Output struct {
+	// Resources maps a type URL to the resources of that type, in wire
+	// order.
+	Resources map[string][]proto.Message
+	Statuses  []*dag.Status
+	// SourceProblems are what the source could not read, one line each.
+	SourceProblems []string
+}
+
+// Options select what is rendered.
+type Options struct {
+	DAG        dag.Options
+	Translator translator.Options
+	// Group is the consumer group: envoy, grpc or dns.
+	Group string
+}
+
+// Groups are the consumer groups render knows.
+var Groups = []string{"envoy"}
+
+// Run builds the DAG from the snapshot and translates it for the group.
+func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
+	res := dag.Build(snap, opts.DAG)
+	var r *translator.Resources
+	switch opts.Group {
+	case "", "envoy":
+		r = translator.Envoy(res.DAG, snap, opts.Translator)
+	default:
+		return nil, fmt.Errorf("unknown group %q: use one of %v", opts.Group, Groups)
+	}
+	return &Output{Resources: ByType(r), Statuses: res.Statuses}, nil
+}
+
+// ByType groups a translation's resources by type URL, leaving out empty
+// types.
+func ByType(r *translator.Resources) map[string][]proto.Message {
+	out := map[string][]proto.Message{}
+	add := func(msgs []proto.Message) {
+		if len(msgs) == 0 {
+			return
+		}
+		url := "type.googleapis.com/" + string(msgs[0].ProtoReflect().Descriptor().FullName())
+		out[url] = append(out[url], msgs...)
+	}
+	add(asMessages(r.Listeners))
+	add(asMessages(r.ScopedRoutes))
+	add(asMessages(r.Routes))
+	add(asMessages(r.Clusters))
+	add(asMessages(r.Endpoints))
+	add(asMessages(r.Secrets))
+	return out
+}
+
+func asMessages[T proto.Message](in []T) []proto.Message {
+	out := make([]proto.Message, len(in))
+	for i, m := range in {
+		out[i] = m
+	}
+	return out
+}
+
+// Valid reports whether every object is valid and the source read every
+// document: what `render` turns into its exit status.
+func (o *Output) Valid() bool {
+	if len(o.SourceProblems) > 0 {
+		return false
+	}
+	for _, st := range o.Statuses {
+		if st.State != switchyardv1.StatusValid {
+			return false
+		}
+	}
+	return true
+}
+
+// document is the printed form of an Output. Field order is the order of
+// the JSON output; YAML sorts keys, which keeps the same order here.
+type document struct {
+	Resources      map[string][]json.RawMessage `json:"resources"`
+	SourceProblems []string                     `json:"sourceProblems,omitempty"`
+	Statuses       []statusDoc                  `json:"statuses"`
+}
+
+type statusDoc struct {
+	Kind          string                      `json:"kind"`
+	Namespace     string                      `json:"namespace,omitempty"`
+	Name          string                      `json:"name"`
+	CurrentStatus string                      `json:"currentStatus"`
+	Description   string                      `json:"description"`
+	Errors        []switchyardv1.SubCondition `json:"errors,omitempty"`
+	Warnings      []switchyardv1.SubCondition `json:"warnings,omitempty"`
+}
+
+// Encode prints the output as "yaml" or "json". Private keys are redacted:
+// render output ends up in terminals, tickets and golden files.
+func (o *Output) Encode(format string) ([]byte, error) {
+	doc := document{Resources: map[string][]json.RawMessage{}, SourceProblems: o.SourceProblems, Statuses: []statusDoc{}}
+	for url, msgs := range o.Resources {
+		for _, m := range msgs {
+			raw, err := canonicalJSON(m)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", url, err)
+			}
+			doc.Resources[url] = append(doc.Resources[url], raw)
+		}
+	}
+	for _, st := range o.Statuses {
+		doc.Statuses = append(doc.Statuses, statusDoc{
+			Kind: st.Key.Kind.String(), Namespace: st.Key.Namespace, Name: st.Key.Name,
+			CurrentStatus: st.State, Description: st.Description, Errors: st.Errors, Warnings: st.Warnings,
+		})
+	}
+	j, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	switch format {
+	case "json":
+		return append(j, '\n'), nil
+	case "", "yaml":
+		return yaml.JSONToYAML(j)
+	}
+	return nil, fmt.Errorf("unknown output format %q: use yaml or json", format)
+}
+
+// canonicalJSON renders a resource as JSON with sorted keys and no
+// insignificant whitespace; protojson's own output is deliberately
+// unstable, and golden files must not be.
+func canonicalJSON(m proto.Message) (json.RawMessage, error) {
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	redactKeys(v)
+	return json.Marshal(v)
+}
+
+// redactKeys replaces every private_key's inline bytes.
+func redactKeys(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if k == "private_key" {
+				t[k] = map[string]any{"inline_bytes": "REDACTED"}
+				continue
+			}
+			redactKeys(e)
+		}
+	case []any:
+		for _, e := range t {
+			redactKeys(e)
+		}
+	}
+}
