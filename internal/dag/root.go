@@ -122,13 +122,16 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		return
 	}
 	res.FQDN = vh.Fqdn
-	before := len(st.Errors)
 	secure, permitInsecureAllowed := rb.secureHost(root, st)
-	tlsOK := len(st.Errors) == before
+	tlsOK := vh.TLS == nil || secure != nil
 	routes, permit := rb.visitRoot(root)
 	tcp := rb.tcpProxy(root, st)
 	if !tlsOK {
-		// Serving the host without its TLS would downgrade it to clear text.
+		// Serving the host without its TLS would downgrade it to clear
+		// text. The tree was still visited, for the statuses of the proxies
+		// it includes, but nothing it built is served.
+		clear(rb.clusters)
+		clear(rb.secretsM)
 		return
 	}
 	rb.proxyDNS(root, routes, tcp)

@@ -137,6 +137,11 @@ func healthCheckCommon(interval, timeout, unhealthy, healthy *int64) (*HealthChe
 func (rb *rootBuilder) proxyDNS(root *switchyardv1.HTTPProxy, routes []*Route, tcp *TCPProxy) {
 	byProxy := map[types.NamespacedName][]*Route{}
 	for _, r := range routes {
+		// A route behind ext_authz gets no DNS name: a DNS client would
+		// reach its backends without the check.
+		if rb.authEnabled && !r.AuthDisabled {
+			continue
+		}
 		if r.Forward != nil && r.Forward.Merged != nil {
 			byProxy[r.Proxy] = append(byProxy[r.Proxy], r)
 		}

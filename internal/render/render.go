@@ -38,7 +38,7 @@ type Options struct {
 }
 
 // Groups are the consumer groups render knows.
-var Groups = []string{"envoy"}
+var Groups = []string{"envoy", "grpc", "dns"}
 
 // Run builds the DAG from the snapshot and translates it for the group.
 func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
@@ -47,6 +47,10 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	switch opts.Group {
 	case "", "envoy":
 		r = translator.Envoy(res.DAG, snap, opts.Translator)
+	case "grpc":
+		r = translator.GRPC(res.DAG, snap, opts.Translator)
+	case "dns":
+		r = translator.DNS(res.DAG, snap, opts.Translator)
 	default:
 		return nil, fmt.Errorf("unknown group %q: use one of %v", opts.Group, Groups)
 	}
