@@ -30,7 +30,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRenderCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newRenderCommand(), newVersionCommand())
 	return root
 }
 

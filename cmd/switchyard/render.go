@@ -17,7 +17,7 @@ func newRenderCommand() *cobra.Command {
 		opts                  render.Options
 	)
 	cmd := &cobra.Command{
-		Use:   "render --source DIR",
+		Use:   "render [--source DIR]",
 		Short: "Print the xDS resources and object statuses a directory of manifests produces",
 		Long: `render reads HTTPProxy, ExtensionService, TLSCertificateDelegation, Service,
 EndpointSlice, Secret and Node manifests from a directory tree, builds exactly
@@ -34,10 +34,12 @@ I/O errors.`,
   switchyard render --source examples/quickstart --group grpc -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if source == "" {
-				return usageError("render needs --source DIR, a directory of manifests (try --source examples/quickstart)")
+			dir, cleanup, err := defaultSource(source, cmd.ErrOrStderr())
+			if err != nil {
+				return &exitError{code: 2, err: err}
 			}
-			snap, problems, err := dirsource.Load(source)
+			defer cleanup()
+			snap, problems, err := dirsource.Load(dir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -63,7 +65,7 @@ I/O errors.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&source, "source", "", "directory of manifests to read (required)")
+	f.StringVar(&source, "source", "", "directory of manifests to read (default: the embedded quickstart)")
 	f.StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	f.StringVar(&group, "group", "envoy", "consumer group to render: "+strings.Join(render.Groups, ", "))
 	opts.Translator = translator.DefaultOptions()

@@ -81,3 +81,14 @@ var allowedTypes = map[Group]map[string]bool{
 	GroupGRPC:  {resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.RouteType: true},
 	GroupDNS:   {resource.ClusterType: true, resource.EndpointType: true},
 }
+
+// TypesOf lists the types a group receives, in push order.
+func TypesOf(g Group) []string {
+	var out []string
+	for _, t := range typeOrder {
+		if allowedTypes[g][t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchyard-dev/switchyard/internal/server"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+)
+
+func newServeCommand() *cobra.Command {
+	var (
+		source   string
+		logLevel string
+		cfg      = server.Config{
+			XDSAddress:   "127.0.0.1:8001",
+			AdminAddress: "127.0.0.1:8000",
+			Holdoff:      server.DefaultHoldoff,
+			MaxWait:      server.DefaultMaxWait,
+		}
+	)
+	cfg.Pipeline.Translator = translator.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "serve [--source DIR]",
+		Short: "Run the control plane: serve xDS to Envoy, gRPC clients and DNS balancers",
+		Long: `serve builds the configuration from a directory of manifests and serves it
+over xDS (ADS and the per-type services, state-of-the-world and delta) to
+three kinds of client, told apart by node metadata switchyard.dev/group,
+else user agent, else node id: Envoy proxies, proxyless gRPC clients and
+DNS balancers. It follows edits to the directory, coalescing bursts, and
+starts serving only after the first full build.
+
+The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
+/debug/xds?group=envoy|grpc|dns and /debug/pprof/.`,
+		Example: `  # Serve the quickstart to an Envoy on this machine:
+  switchyard serve --source examples/quickstart
+
+  # Look at what a proxyless gRPC client receives:
+  curl -s 'http://127.0.0.1:8000/debug/xds?group=grpc'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, cleanup, err := defaultSource(source, cmd.ErrOrStderr())
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			defer cleanup()
+			log, err := newLogger(logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Log = log
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			s := server.New(cfg)
+			if err := s.Run(ctx, &server.DirSource{Root: dir, Log: log}); err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "directory of manifests to serve, followed as it changes (default: the embedded quickstart)")
+	f.StringVar(&cfg.XDSAddress, "xds-address", cfg.XDSAddress, "host:port of the xDS gRPC server")
+	f.StringVar(&cfg.AdminAddress, "admin-address", cfg.AdminAddress, "host:port of the admin endpoint (health, metrics, debug)")
+	f.DurationVar(&cfg.Holdoff, "holdoff", cfg.Holdoff, "wait this long after a change for more before building")
+	f.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "build at most this long after the first of a burst of changes")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	addBuildFlags(f, &cfg.Pipeline.DAG, &cfg.Pipeline.Translator)
+	return cmd
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}

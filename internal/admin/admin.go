@@ -1,0 +1,115 @@
+// Package admin serves Switchyard's admin endpoint: health and readiness
+// for probes, Prometheus metrics, and debug views of the DAG and of the
+// xDS resources each consumer group receives.
+//
+// Every handler reads state published by the build loop as immutable
+// values (or through the cache's own lock), never the loop's working
+// state, so a debug request can never race a build.
+package admin
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/pprof"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/render"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// State is what the build loop publishes after each build.
+type State struct {
+	DAG      *dag.DAG
+	Statuses []*dag.Status
+}
+
+// Config wires the admin endpoint to the rest of the control plane.
+type Config struct {
+	// Ready reports whether the first full build is done.
+	Ready func() bool
+	// State returns the last published state, nil before the first build.
+	State func() *State
+	// Cache holds the resources served.
+	Cache *xdscache.Cache
+	// Gatherer provides the metrics.
+	Gatherer prometheus.Gatherer
+}
+
+// Handler returns the admin endpoint's routes.
+func Handler(cfg Config) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !cfg.Ready() {
+			http.Error(w, "not ready: the first build has not finished", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /debug/dag", func(w http.ResponseWriter, _ *http.Request) { serveDot(w, cfg) })
+	mux.HandleFunc("GET /debug/xds", func(w http.ResponseWriter, r *http.Request) { serveXDS(w, r, cfg) })
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+func serveDot(w http.ResponseWriter, cfg Config) {
+	var d *dag.DAG
+	if st := cfg.State(); st != nil {
+		d = st.DAG
+	}
+	var buf bytes.Buffer
+	if err := dag.WriteDot(&buf, d); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// serveXDS prints a group's resources as `switchyard render -o json` would,
+// from what the cache actually serves.
+func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
+	group := xdscache.Group(r.URL.Query().Get("group"))
+	if group == "" {
+		group = xdscache.GroupEnvoy
+	}
+	known := false
+	for _, g := range xdscache.Groups {
+		known = known || g == group
+	}
+	if !known {
+		http.Error(w, "unknown group: use ?group=envoy, grpc or dns", http.StatusBadRequest)
+		return
+	}
+	out := &render.Output{Resources: map[string][]proto.Message{}}
+	for _, t := range xdscache.TypesOf(group) {
+		for _, res := range cfg.Cache.Resources(group, t) {
+			out.Resources[t] = append(out.Resources[t], res.Message)
+		}
+	}
+	if st := cfg.State(); st != nil {
+		out.Statuses = st.Statuses
+	}
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "json"
+	}
+	b, err := out.Encode(format)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,41 @@
+package pipeline
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the pipeline's Prometheus metrics.
+type Metrics struct {
+	BuildSeconds *prometheus.HistogramVec
+	Builds       *prometheus.CounterVec
+	Resources    *prometheus.GaugeVec
+}
+
+// NewMetrics creates the metrics and registers them when reg is not nil.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		BuildSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "switchyard_build_duration_seconds",
+			Help:    "Time from a batch of changes to the cache holding the new resources, by kind of build (full or endpoints).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"kind"}),
+		Builds:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_builds_total", Help: "Batches applied, by kind of build and result."}, []string{"kind", "result"}),
+		Resources: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "switchyard_resources", Help: "Resources served, by consumer group and type."}, []string{"group", "type"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.BuildSeconds, m.Builds, m.Resources)
+	}
+	return m
+}
+
+func (m *Metrics) observe(r Result, err error) {
+	kind, result := "endpoints", "ok"
+	if r.Full {
+		kind = "full"
+	}
+	if err != nil {
+		result = "error"
+	}
+	m.BuildSeconds.WithLabelValues(kind).Observe(r.Duration.Seconds())
+	m.Builds.WithLabelValues(kind, result).Inc()
+}

@@ -1,0 +1,282 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/xds"
+
+	"github.com/switchyard-dev/switchyard/internal/server"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+)
+
+// backend is a real gRPC server answering UnaryCall with its id.
+type backend struct {
+	id   string
+	port int
+	testgrpc.UnimplementedTestServiceServer
+}
+
+func (b *backend) UnaryCall(context.Context, *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
+	return &testgrpc.SimpleResponse{ServerId: b.id}, nil
+}
+
+func startBackend(t *testing.T, id string) *backend {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &backend{id: id, port: l.Addr().(*net.TCPAddr).Port}
+	gs := grpc.NewServer()
+	testgrpc.RegisterTestServiceServer(gs, b)
+	go func() { _ = gs.Serve(l) }()
+	t.Cleanup(gs.Stop)
+	return b
+}
+
+// endpoint is one backend of a Service, in a zone.
+type endpoint struct {
+	b    *backend
+	zone string
+}
+
+// serviceYAML writes a Service and one EndpointSlice per endpoint: every
+// backend listens on its own loopback port, and a slice's port applies to
+// all of its endpoints.
+func serviceYAML(ns, name string, eps ...endpoint) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `apiVersion: v1
+kind: Service
+metadata: {name: %s, namespace: %s}
+spec:
+  ports: [{name: grpc, port: 80, targetPort: 8080}]
+`, name, ns)
+	for i, ep := range eps {
+		fmt.Fprintf(&sb, `---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: %s-%d, namespace: %s, labels: {kubernetes.io/service-name: %s}}
+addressType: IPv4
+ports: [{name: grpc, port: %d}]
+endpoints:
+- addresses: [127.0.0.1]
+  zone: %s
+`, name, i, ns, name, ep.b.port, ep.zone)
+	}
+	return sb.String()
+}
+
+// writeFile replaces a file atomically, as editors and kubectl-like tools
+// do, so the watcher sees one complete version.
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmp.WriteString(content); err != nil {
+		t.Fatal(err)
+	}
+	if err := tmp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// controlPlane runs `switchyard serve` in process on loopback ports.
+func controlPlane(t *testing.T, dir string) *server.Server {
+	t.Helper()
+	cfg := server.Config{
+		XDSAddress:   "127.0.0.1:0",
+		AdminAddress: "127.0.0.1:0",
+		Holdoff:      20 * time.Millisecond,
+		MaxWait:      100 * time.Millisecond,
+		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	cfg.Pipeline.Translator = translator.DefaultOptions()
+	s := server.New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("control plane: %v", err)
+		}
+	})
+	waitFor(t, 10*time.Second, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })
+	return s
+}
+
+// grpcClient dials target through gRPC's own xDS resolver, bootstrapped to
+// the control plane.
+func grpcClient(t *testing.T, s *server.Server, target string) testgrpc.TestServiceClient {
+	t.Helper()
+	bootstrap := fmt.Sprintf(`{
+  "xds_servers": [{"server_uri": "passthrough:///%s", "channel_creds": [{"type": "insecure"}], "server_features": ["ignore_resource_deletion"]}],
+  "node": {"id": "e2e-%s", "locality": {"zone": "z1"}}
+}`, s.XDSAddr(), t.Name())
+	rb, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient("xds:///"+target, grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return testgrpc.NewTestServiceClient(cc)
+}
+
+// call makes one RPC and returns the id of the backend that answered.
+func call(ctx context.Context, c testgrpc.TestServiceClient) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := c.UnaryCall(ctx, &testgrpc.SimpleRequest{})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetServerId(), nil
+}
+
+// tally makes n RPCs and counts answers by backend id, and failures.
+func tally(ctx context.Context, c testgrpc.TestServiceClient, n int) (map[string]int, int) {
+	counts := map[string]int{}
+	failed := 0
+	for i := 0; i < n; i++ {
+		id, err := call(ctx, c)
+		if err != nil {
+			failed++
+			continue
+		}
+		counts[id]++
+	}
+	return counts, failed
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// warmUp calls until every listed backend has answered at least once.
+func warmUp(t *testing.T, c testgrpc.TestServiceClient, ids ...string) {
+	t.Helper()
+	seen := map[string]bool{}
+	waitFor(t, 20*time.Second, fmt.Sprintf("answers from %v", ids), func() bool {
+		if id, err := call(context.Background(), c); err == nil {
+			seen[id] = true
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// shares groups counts by the service each backend belongs to and returns
+// percentages.
+func shares(counts map[string]int, serviceOf map[string]string) map[string]float64 {
+	total := 0
+	by := map[string]int{}
+	for id, n := range counts {
+		by[serviceOf[id]] += n
+		total += n
+	}
+	out := map[string]float64{}
+	for svc, n := range by {
+		out[svc] = 100 * float64(n) / float64(total)
+	}
+	return out
+}
+
+// metric fetches one line of the admin endpoint's /metrics that starts
+// with prefix, "" when absent.
+func metric(t *testing.T, s *server.Server, prefix string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + s.AdminAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return line
+		}
+	}
+	return ""
+}
+
+// rpcLoop calls continuously in the background and records failures.
+type rpcLoop struct {
+	mu     sync.Mutex
+	failed []error
+	last   map[string]time.Time
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+func startLoop(c testgrpc.TestServiceClient) *rpcLoop {
+	l := &rpcLoop{last: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		for {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			id, err := call(context.Background(), c)
+			l.mu.Lock()
+			if err != nil {
+				l.failed = append(l.failed, err)
+			} else if _, ok := l.last[id]; !ok {
+				l.last[id] = time.Now()
+			}
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+// firstSeen returns when a backend first answered, zero if never.
+func (l *rpcLoop) firstSeen(id string) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last[id]
+}
+
+func (l *rpcLoop) finish() []error {
+	close(l.stop)
+	<-l.done
+	return l.failed
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/internal/admin"
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// loop coalesces batches: a build starts Holdoff after the last change,
+// but never later than MaxWait after the first pending one, so a steady
+// stream of changes cannot starve builds.
+func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) error {
+	var (
+		pending  = newPending()
+		timer    = time.NewTimer(time.Hour)
+		stage    = time.NewTimer(time.Hour)
+		deadline time.Time
+	)
+	timer.Stop()
+	stage.Stop()
+	schedule := func(next time.Time) {
+		if !next.IsZero() {
+			stage.Reset(time.Until(next))
+		}
+	}
+	schedule(s.next.Load().(time.Time))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-stage.C:
+			next, err := s.pipe.Tick()
+			if err != nil {
+				s.cfg.Log.Error("publishing a stage failed", "error", err)
+			}
+			schedule(next)
+		case b := <-batches:
+			now := time.Now()
+			if pending.empty() {
+				deadline = now.Add(s.cfg.MaxWait)
+			}
+			pending.add(b)
+			fire := now.Add(s.cfg.Holdoff)
+			if fire.After(deadline) {
+				fire = deadline
+			}
+			timer.Reset(time.Until(fire))
+		case <-timer.C:
+			if err := s.build(pending.take()); err != nil {
+				s.cfg.Log.Error("build failed; still serving the last good configuration", "error", err)
+			}
+			schedule(s.next.Load().(time.Time))
+		}
+	}
+}
+
+// pendingChanges keeps the last change per object, in arrival order of
+// first change, so a burst of edits to one object builds once.
+type pendingChanges struct {
+	order []objects.Key
+	last  map[objects.Key]objects.Change
+}
+
+func newPending() *pendingChanges {
+	return &pendingChanges{last: map[objects.Key]objects.Change{}}
+}
+
+func (p *pendingChanges) empty() bool { return len(p.order) == 0 }
+
+func (p *pendingChanges) add(b []objects.Change) {
+	for _, c := range b {
+		if _, seen := p.last[c.Key]; !seen {
+			p.order = append(p.order, c.Key)
+		}
+		p.last[c.Key] = c
+	}
+}
+
+func (p *pendingChanges) take() []objects.Change {
+	out := make([]objects.Change, 0, len(p.order))
+	for _, k := range p.order {
+		out = append(out, p.last[k])
+	}
+	p.order = p.order[:0]
+	clear(p.last)
+	return out
+}
+
+// build applies one batch and publishes the result.
+func (s *Server) build(changes []objects.Change) error {
+	res, err := s.pipe.Apply(changes)
+	s.next.Store(res.Next)
+	if err != nil {
+		return err
+	}
+	s.cfg.Log.Debug("built", "full", res.Full, "changes", len(changes), "assignments", res.Assignments, "duration", res.Duration)
+	if !res.Full {
+		return nil
+	}
+	prev := s.state.Load()
+	s.state.Store(&admin.State{DAG: s.pipe.DAG(), Statuses: res.Statuses})
+	s.logStatusChanges(prev, res.Statuses)
+	if s.cfg.OnStatuses != nil {
+		s.cfg.OnStatuses(res.Statuses)
+	}
+	return nil
+}
+
+// logStatusChanges logs every object whose status changed, so that an
+// operator running from a directory sees what the API server would show.
+func (s *Server) logStatusChanges(prev *admin.State, now []*dag.Status) {
+	before := map[objects.Key]string{}
+	if prev != nil {
+		for _, st := range prev.Statuses {
+			before[st.Key] = st.State + "\x00" + st.Description
+		}
+	}
+	for _, st := range now {
+		if before[st.Key] == st.State+"\x00"+st.Description {
+			continue
+		}
+		level := s.cfg.Log.Info
+		if len(st.Errors) > 0 {
+			level = s.cfg.Log.Warn
+		}
+		level("status", "object", st.Key.String(), "status", st.State, "description", st.Description)
+	}
+}

@@ -1,0 +1,242 @@
+// Package server runs a Switchyard control plane: a source of objects, the
+// build loop that coalesces their changes into builds, the xDS gRPC server
+// and the admin endpoint. It is where the I/O lives; the stages it drives
+// (pipeline, DAG, translator) are plain function calls.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/switchyard-dev/switchyard/internal/admin"
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/pipeline"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// Source delivers objects. Start returns once the source has its first
+// complete view (a directory read, informers synced); Run then delivers
+// changes until ctx is done.
+type Source interface {
+	Start(ctx context.Context) ([]objects.Change, error)
+	Run(ctx context.Context, emit func([]objects.Change)) error
+}
+
+// Config configures a control plane.
+type Config struct {
+	// XDSAddress and AdminAddress are host:port; port 0 picks one.
+	XDSAddress   string
+	AdminAddress string
+	// Holdoff is how long the loop waits after a change for more; MaxWait
+	// bounds how long a change may wait in total during a burst.
+	Holdoff time.Duration
+	MaxWait time.Duration
+	// Pipeline configures the builds; its Metrics and Log are set here.
+	Pipeline pipeline.Config
+	// GRPCOptions are added to the xDS server's (TLS credentials, say).
+	GRPCOptions []grpc.ServerOption
+	// OnStatuses, when set, receives the statuses after every full build.
+	OnStatuses func([]*dag.Status)
+	Log        *slog.Logger
+	// Registry receives the metrics; a new one when nil.
+	Registry *prometheus.Registry
+}
+
+// DefaultHoldoff and DefaultMaxWait coalesce an editor's or a deploy's
+// burst of changes into one build while keeping a lone change fast.
+const (
+	DefaultHoldoff = 100 * time.Millisecond
+	DefaultMaxWait = time.Second
+)
+
+// Server is a running control plane.
+type Server struct {
+	cfg     Config
+	cache   *xdscache.Cache
+	pipe    *pipeline.Pipeline
+	state   atomic.Pointer[admin.State]
+	ready   atomic.Bool
+	xdsAddr atomic.Pointer[net.Addr]
+	// next is when the pipeline's next stage is due (time.Time).
+	next     atomic.Value
+	adminLis net.Listener
+	xdsLis   net.Listener
+}
+
+// New prepares a control plane; nothing listens until Run.
+func New(cfg Config) *Server {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+		cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	if cfg.Holdoff <= 0 {
+		cfg.Holdoff = DefaultHoldoff
+	}
+	if cfg.MaxWait < cfg.Holdoff {
+		cfg.MaxWait = max(DefaultMaxWait, cfg.Holdoff)
+	}
+	cfg.Pipeline.Log = cfg.Log
+	cfg.Pipeline.Metrics = pipeline.NewMetrics(cfg.Registry)
+	c := xdscache.New()
+	s := &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline)}
+	s.next.Store(time.Time{})
+	return s
+}
+
+// Cache returns the resource cache, for tests and embedding.
+func (s *Server) Cache() *xdscache.Cache { return s.cache }
+
+// XDSAddr returns the address the xDS server listens on, nil until it
+// does.
+func (s *Server) XDSAddr() net.Addr {
+	if p := s.xdsAddr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// AdminAddr returns the admin endpoint's address once Run has started.
+func (s *Server) AdminAddr() net.Addr {
+	if s.adminLis == nil {
+		return nil
+	}
+	return s.adminLis.Addr()
+}
+
+// ListenAdmin opens the admin endpoint's listener; Run calls it when the
+// caller has not, so that probes answer (not ready) during the first sync.
+func (s *Server) ListenAdmin() error {
+	if s.adminLis != nil || s.cfg.AdminAddress == "" {
+		return nil
+	}
+	l, err := net.Listen("tcp", s.cfg.AdminAddress)
+	if err != nil {
+		return fmt.Errorf("admin endpoint: %w (pick another --admin-address)", err)
+	}
+	s.adminLis = l
+	return nil
+}
+
+// Run starts the source, builds once, then serves xDS until ctx is done.
+// The xDS server starts listening only after the first full build, so a
+// restarted control plane never serves an empty configuration.
+func (s *Server) Run(ctx context.Context, src Source) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := s.ListenAdmin(); err != nil {
+		return err
+	}
+	errc := make(chan error, 4)
+	if s.adminLis != nil {
+		hs := s.adminServer()
+		go func() { errc <- serveHTTP(hs, s.adminLis) }()
+		defer shutdownHTTP(hs)
+	}
+	initial, err := src.Start(ctx)
+	if err != nil {
+		return fmt.Errorf("starting the source: %w", err)
+	}
+	if err := s.build(initial); err != nil {
+		return fmt.Errorf("first build: %w", err)
+	}
+	gs, err := s.serveXDS(ctx, errc)
+	if err != nil {
+		return err
+	}
+	defer stopGRPC(gs)
+	s.ready.Store(true)
+	s.cfg.Log.Info("serving xDS", "address", s.XDSAddr().String())
+
+	batches := make(chan []objects.Change, 64)
+	go func() { errc <- src.Run(ctx, func(b []objects.Change) { sendBatch(ctx, batches, b) }) }()
+	go func() { errc <- s.loop(ctx, batches) }()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+}
+
+func sendBatch(ctx context.Context, ch chan<- []objects.Change, b []objects.Change) {
+	if len(b) == 0 {
+		return
+	}
+	select {
+	case ch <- b:
+	case <-ctx.Done():
+	}
+}
+
+func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server, error) {
+	l, err := net.Listen("tcp", s.cfg.XDSAddress)
+	if err != nil {
+		return nil, fmt.Errorf("xDS server: %w (pick another --xds-address)", err)
+	}
+	s.xdsLis = l
+	addr := l.Addr()
+	s.xdsAddr.Store(&addr)
+	opts := append([]grpc.ServerOption{
+		// Clients ping to keep long-lived streams through NATs and load
+		// balancers; allow that instead of closing them as abusive.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+	}, s.cfg.GRPCOptions...)
+	gs := grpc.NewServer(opts...)
+	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log)
+	go func() { errc <- gs.Serve(l) }()
+	return gs, nil
+}
+
+func stopGRPC(gs *grpc.Server) {
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		gs.Stop()
+	}
+}
+
+func (s *Server) adminServer() *http.Server {
+	return &http.Server{
+		Handler: admin.Handler(admin.Config{
+			Ready:    s.ready.Load,
+			State:    s.state.Load,
+			Cache:    s.cache,
+			Gatherer: s.cfg.Registry,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+}
+
+func serveHTTP(hs *http.Server, l net.Listener) error {
+	if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("admin endpoint: %w", err)
+	}
+	return nil
+}
+
+func shutdownHTTP(hs *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(ctx)
+}
