@@ -1,0 +1,22 @@
+// Command kube-apiserver is a thin wrapper around the upstream Kubernetes API
+// server (k8s.io/kubernetes/cmd/kube-apiserver), mirroring upstream's own
+// cmd/kube-apiserver/apiserver.go. It exists only so that internal/tools/testbin/build.sh
+// can build a real kube-apiserver from Go modules for envtest-based integration tests.
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // for timeZone support in CronJob
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // for JSON log format registration
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // load all the prometheus client-go plugins
+	_ "k8s.io/component-base/metrics/prometheus/version"  // for version metric registration
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	command := app.NewAPIServerCommand()
+	code := cli.Run(command)
+	os.Exit(code)
+}
