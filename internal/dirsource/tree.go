@@ -226,7 +226,7 @@ func (t *tree) setFile(rel string, st *fileState) {
 	t.files[rel] = st
 	for _, e := range st.entries {
 		t.touch(e.key)
-		defs := append(t.defs[e.key], e)
+		defs := append(slices.Clone(t.defs[e.key]), e)
 		slices.SortStableFunc(defs, entryCmp)
 		t.putDefs(e.key, defs)
 	}

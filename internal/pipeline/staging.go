@@ -100,10 +100,10 @@ func (s *stager) stage(target map[string][]*xdscache.Resource, now time.Time) (m
 func (s *stager) retire(target map[string][]*xdscache.Resource, now time.Time) {
 	next := byName(target[typeCluster])
 	if s.target != nil && s.started {
-		clas := byName(s.target[typeEndpoint])
+		assignments := byName(s.target[typeEndpoint])
 		for name, c := range byName(s.target[typeCluster]) {
 			if _, kept := next[name]; !kept {
-				s.lingering[name] = lingerer{cluster: c, cla: clas[name], until: now.Add(s.linger)}
+				s.lingering[name] = lingerer{cluster: c, cla: assignments[name], until: now.Add(s.linger)}
 			}
 		}
 	}

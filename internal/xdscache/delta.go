@@ -68,8 +68,10 @@ func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscriptio
 			}
 		}
 	}
-	first := req.GetResponseNonce() == ""
-	if len(updated) == 0 && len(removed) == 0 && !(first && changed == nil && sub.IsWildcard()) {
+	// The first request of a wildcard stream is answered even when there
+	// is nothing new, so the client can finish initializing.
+	initial := req.GetResponseNonce() == "" && changed == nil && sub.IsWildcard()
+	if len(updated) == 0 && len(removed) == 0 && !initial {
 		return nil
 	}
 	return t.deltaBuild(req, returned, updated, removed)
