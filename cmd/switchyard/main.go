@@ -31,8 +31,15 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCommand(), newRenderCommand(), newVersionCommand())
+	for _, c := range moreCommands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// moreCommands are added by the files that define them (in an init func),
+// so that each command lives in its own file.
+var moreCommands []func() *cobra.Command
 
 func main() {
 	err := newRootCommand().Execute()

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -70,8 +71,16 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 	f.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "build at most this long after the first of a burst of changes")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	addBuildFlags(f, &cfg.Pipeline.DAG, &cfg.Pipeline.Translator)
+	for _, add := range serveFlags {
+		add(f, &cfg)
+	}
 	return cmd
 }
+
+// serveFlags register more of serve's flags; the files that define them
+// append here in an init func, so each concern keeps its flags with its
+// code.
+var serveFlags []func(*pflag.FlagSet, *server.Config)
 
 func newLogger(level string) (*slog.Logger, error) {
 	var l slog.Level
