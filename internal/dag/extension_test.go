@@ -174,3 +174,44 @@ func assertFailsClosed(t *testing.T, res *Result) {
 		}
 	}
 }
+
+// TestAuthorizationNeedsHTTPS checks that an extensionRef on a host that
+// cannot run ext_authz (no TLS, TLS passthrough, or a TCP proxy) makes the
+// root invalid instead of serving it unchecked. The CRD's CEL rule catches
+// the first case in Kubernetes, but not in a directory source.
+func TestAuthorizationNeedsHTTPS(t *testing.T) {
+	ref := &switchyardv1.ExtensionServiceReference{Name: "authz"}
+	cases := map[string]struct {
+		tls *switchyardv1.TLS
+		tcp bool
+		err string
+	}{
+		"no TLS":          {nil, false, "spec.virtualhost.authorization: requires spec.virtualhost.tls"},
+		"TLS passthrough": {&switchyardv1.TLS{Passthrough: true}, true, "spec.virtualhost.authorization: cannot be used with spec.virtualhost.tls.passthrough"},
+		"TCP proxy":       {&switchyardv1.TLS{SecretName: "cert"}, true, "spec.virtualhost.authorization: cannot be used with spec.tcpproxy"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := root("admin/admin", "admin.example.com", route(svc("console", 80)))
+			p.Spec.VirtualHost.TLS = tc.tls
+			p.Spec.VirtualHost.Authorization = &switchyardv1.AuthorizationServer{ExtensionServiceRef: ref}
+			if tc.tcp {
+				p.Spec.TCPProxy = &switchyardv1.TCPProxy{Services: []switchyardv1.Service{svc("console", 80)}}
+			}
+			res := build(t, tlsSecret("admin/cert"), service("admin/console", 80), service("admin/authz", 9001),
+				extension("admin/authz", target("authz", 9001, 1)), p)
+			st := statusOf(t, res, objects.KindHTTPProxy, "admin/admin")
+			if msgs := strings.Join(errorMessages(st), "\n"); st.State != switchyardv1.StatusInvalid || !strings.Contains(msgs, tc.err) {
+				t.Fatalf("state %s, errors %q, want %q", st.State, msgs, tc.err)
+			}
+			if n := len(res.DAG.VirtualHosts) + len(res.DAG.SecureVirtualHosts); n != 0 {
+				t.Fatalf("the host must not be served without its authorization: %d virtual hosts", n)
+			}
+			for _, d := range res.DAG.DNSNames {
+				if d.Cluster.Spec.Backends[0].Service.Name == "console" {
+					t.Fatalf("DNS name %s reaches the backend without authorization", d.Name)
+				}
+			}
+		})
+	}
+}

@@ -124,18 +124,45 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 	res.FQDN = vh.Fqdn
 	secure, permitInsecureAllowed := rb.secureHost(root, st)
 	tlsOK := vh.TLS == nil || secure != nil
+	authOK := authorizationFits(root, st)
 	routes, permit := rb.visitRoot(root)
 	tcp := rb.tcpProxy(root, st)
-	if !tlsOK {
+	if !tlsOK || !authOK {
 		// Serving the host without its TLS would downgrade it to clear
-		// text. The tree was still visited, for the statuses of the proxies
-		// it includes, but nothing it built is served.
+		// text, and without its authorization would skip the check. The
+		// tree was still visited, for the statuses of the proxies it
+		// includes, but nothing it built is served.
 		clear(rb.clusters)
 		clear(rb.secretsM)
 		return
 	}
 	rb.proxyDNS(root, routes, tcp)
 	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed)
+}
+
+// authorizationFits reports an error when a root names an authorization
+// server for a host that cannot run ext_authz: one without TLS (the CRD
+// rejects it, a directory source does not) or one that forwards TCP.
+// Serving such a host would forward every request unchecked, so the caller
+// serves nothing of it instead. The global authorization server is not
+// named by the root and does not apply to these hosts.
+func authorizationFits(root *switchyardv1.HTTPProxy, st *Status) bool {
+	vh := root.Spec.VirtualHost
+	if vh.Authorization == nil || vh.Authorization.ExtensionServiceRef == nil {
+		return true
+	}
+	const field = "spec.virtualhost.authorization"
+	switch {
+	case vh.TLS == nil:
+		st.addError(ErrAuth, "AuthorizationWithoutTLS", "%s: requires spec.virtualhost.tls: ext_authz runs on HTTPS virtual hosts only, and over plain HTTP requests would reach the routes unchecked", field)
+	case vh.TLS.Passthrough:
+		st.addError(ErrAuth, "AuthorizationWithTCPProxy", "%s: cannot be used with spec.virtualhost.tls.passthrough: Envoy never sees the requests to check them", field)
+	case root.Spec.TCPProxy != nil:
+		st.addError(ErrAuth, "AuthorizationWithTCPProxy", "%s: cannot be used with spec.tcpproxy: ext_authz checks HTTP requests and this host forwards TCP", field)
+	default:
+		return true
+	}
+	return false
 }
 
 // assembleHosts builds the plain-HTTP and HTTPS virtual hosts of a root.
