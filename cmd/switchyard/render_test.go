@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the switchyard command line in process and returns its
+// output and exit status.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := newRootCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	code := 0
+	if err != nil {
+		code = 2
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestRenderQuickstartIsValid(t *testing.T) {
+	out, _, code := run(t, "render", "--source", "../../examples/quickstart")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	for _, want := range []string{"locality_weighted_lb_config", "sub_zone: shop/storefront-v3", "currentStatus: valid"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "currentStatus: invalid") {
+		t.Error("the quickstart must render with every object valid")
+	}
+}
+
+func TestRenderExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := `apiVersion: switchyard.dev/v1
+kind: HTTPProxy
+metadata: {name: web, namespace: default}
+spec:
+  virtualhost: {fqdn: web.example.com}
+  routes:
+  - services: [{name: missing, port: 80}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := run(t, "render", "--source", dir, "-o", "json")
+	if code != 1 || !strings.Contains(out, "Service default/missing not found") {
+		t.Fatalf("an invalid object: exit %d (want 1), output %q", code, out)
+	}
+	if _, errOut, code := run(t, "render", "--source", filepath.Join(dir, "nope")); code != 2 || errOut == "" {
+		t.Fatalf("a missing directory: exit %d (want 2), stderr %q", code, errOut)
+	}
+	if _, _, code := run(t, "render", "--source", dir, "-o", "xml"); code != 2 {
+		t.Fatalf("an unknown format: exit %d, want 2", code)
+	}
+	if _, _, code := run(t, "render", "--source", dir, "--group", "bogus"); code != 2 {
+		t.Fatalf("an unknown group: exit %d, want 2", code)
+	}
+}
+
+func TestRenderHelpHasAnExample(t *testing.T) {
+	out, _, code := run(t, "render", "--help")
+	if code != 0 || !strings.Contains(out, "switchyard render --source examples/quickstart") {
+		t.Fatalf("exit %d, help %q", code, out)
+	}
+}
+
+func TestRenderDefaultsToTheEmbeddedQuickstart(t *testing.T) {
+	out, errOut, code := run(t, "render", "--group", "dns")
+	if code != 0 || !strings.Contains(errOut, "embedded quickstart") || !strings.Contains(out, "web.storefront.shop") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
