@@ -520,3 +520,17 @@ func TestInvalidProxyIsolation(t *testing.T) {
 		}
 	}
 }
+
+func TestDrainedServiceWarns(t *testing.T) {
+	drained := service("b", 80)
+	drained.Annotations = map[string]string{objects.DrainAnnotation: "true"}
+	res := build(t, service("a", 80), drained, root("web", "web.example.com", route(svc("a", 80), svc("b", 80))))
+	st := statusOf(t, res, objects.KindHTTPProxy, "web")
+	if st.State != switchyardv1.StatusValid || len(st.Warnings) != 1 || st.Warnings[0].Reason != "ServiceDrained" ||
+		!strings.Contains(st.Warnings[0].Message, "spec.routes[0].services[1]: Service default/b is drained") {
+		t.Fatalf("state %s warnings %+v", st.State, st.Warnings)
+	}
+	if n := len(res.DAG.VirtualHosts[0].Routes[0].Forward.Cluster.Spec.Backends); n != 2 {
+		t.Fatalf("a drained Service stays in the cluster (its endpoints are DRAINING, not deleted): %d backends", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // clusterCommon is what every cluster of one route shares.
@@ -170,6 +171,9 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 	}
 	if p.protocol == "" {
 		p.protocol = protocolFromAppProtocol(ref.Port)
+	}
+	if objects.Drained(ref.Service.Annotations) {
+		f.st.addWarning(ErrService, "ServiceDrained", "%s: Service %s is drained (%s): its endpoints take no new requests", field, nn, objects.DrainAnnotation)
 	}
 	if s.UpstreamValidation != nil {
 		if p.protocol != "tls" && p.protocol != "h2" {

@@ -83,3 +83,14 @@ func (k Key) Less(o Key) bool {
 	}
 	return k.Name < o.Name
 }
+
+// DrainAnnotation, set to "true" on a Service or a Node, reports every
+// endpoint of that Service or on that Node as DRAINING: Envoy sends it no
+// new requests while those in flight finish, and gRPC and DNS clients stop
+// picking it.
+const DrainAnnotation = "switchyard.dev/drain"
+
+// Drained reports whether an object's annotations drain it.
+func Drained(annotations map[string]string) bool {
+	return annotations[DrainAnnotation] == "true"
+}

@@ -15,10 +15,9 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-// DrainAnnotation is the annotation that, set to "true" on a Service or a
-// Node, reports every endpoint of that Service or on that Node as DRAINING:
-// Envoy stops sending it new requests while those in flight finish.
-const DrainAnnotation = "switchyard.dev/drain"
+// DrainAnnotation is objects.DrainAnnotation, kept here for readers of the
+// endpoint code.
+const DrainAnnotation = objects.DrainAnnotation
 
 // LoadAssignment returns the ClusterLoadAssignment of the cluster named
 // name, whose backends are spec.Backends, from the Services, EndpointSlices
@@ -183,7 +182,7 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 	if !ok {
 		return nil
 	}
-	svcDrained := svc.Annotations[DrainAnnotation] == "true"
+	svcDrained := objects.Drained(svc.Annotations)
 
 	byZone := map[string]map[hostPort]envoy_config_core_v3.HealthStatus{}
 	for _, es := range snap.SlicesFor(b.Service) {
@@ -321,7 +320,7 @@ func nodeDrained(snap *objects.Snapshot, nodeName *string) bool {
 		return false
 	}
 	n := snap.Nodes[*nodeName]
-	return n != nil && n.Annotations[DrainAnnotation] == "true"
+	return n != nil && objects.Drained(n.Annotations)
 }
 
 func deref[T any](p *T) T {
