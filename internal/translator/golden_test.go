@@ -17,7 +17,10 @@ import (
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
+	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -37,6 +40,10 @@ const testCert = "testdata/certs/tls.crt"
 // the output with testdata/<case>/<group>.yaml. It also checks every
 // rendered resource with ValidateAll (nested typed_configs included) and
 // the grpc group against what grpc-go's xDS client accepts.
+//
+// A case directory may also hold options.yaml, for what a command-line
+// flag rather than an object decides (see caseOptions); without one the
+// case renders with the defaults of `switchyard render`.
 //
 // Run `go test ./internal/translator -run TestGolden -update` to rewrite
 // the goldens after a deliberate change, then review the diff.
@@ -101,9 +108,10 @@ func goldenCase(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dagOpts := loadCaseOptions(t, dir)
 	for _, group := range render.Groups {
 		t.Run(group, func(t *testing.T) {
-			out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: group})
+			out, err := render.Run(snap, render.Options{DAG: dagOpts, Translator: translator.DefaultOptions(), Group: group})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,6 +133,43 @@ func goldenCase(t *testing.T, dir string) {
 			checkResources(t, group, out)
 		})
 	}
+}
+
+// caseOptions is a case's options.yaml: the flags of `switchyard render`
+// (and serve) that change the DAG, each under the flag's name in
+// camelCase. Unknown keys fail the case, so a typo cannot silently render
+// with the defaults.
+//
+//	# testdata/<case>/options.yaml
+//	globalAuthorization: auth/authz   # --global-authorization auth/authz
+type caseOptions struct {
+	GlobalAuthorization string `json:"globalAuthorization,omitempty"`
+}
+
+// loadCaseOptions reads dir/options.yaml into DAG options; without the
+// file the options are the defaults.
+func loadCaseOptions(t *testing.T, dir string) dag.Options {
+	t.Helper()
+	var opts dag.Options
+	b, err := os.ReadFile(filepath.Join(dir, "options.yaml"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return opts
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var co caseOptions
+	if err := yaml.UnmarshalStrict(b, &co); err != nil {
+		t.Fatalf("%s/options.yaml: %v", dir, err)
+	}
+	if co.GlobalAuthorization != "" {
+		ns, name, ok := strings.Cut(co.GlobalAuthorization, "/")
+		if !ok || ns == "" || name == "" {
+			t.Fatalf("%s/options.yaml: globalAuthorization: %q is not NAMESPACE/NAME", dir, co.GlobalAuthorization)
+		}
+		opts.GlobalAuthorization = &types.NamespacedName{Namespace: ns, Name: name}
+	}
+	return opts
 }
 
 func compareGolden(t *testing.T, path string, got []byte) {
