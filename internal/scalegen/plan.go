@@ -1,0 +1,152 @@
+package scalegen
+
+import (
+	"fmt"
+	"math/rand"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Namespaces outside the teams'.
+const (
+	certsNamespace = "certs"
+	authNamespace  = "auth"
+	wildcardSecret = "wildcard"
+	teamSecret     = "team-tls"
+)
+
+// maxEndpoints is how many distinct addresses 10.0.0.0/8 offers.
+const maxEndpoints = 1<<24 - 2
+
+// proxyPlan is what one HTTPProxy will be.
+type proxyPlan struct {
+	index     int
+	namespace string
+	name      string
+	root      bool
+	// children are the proxies a root includes.
+	children []int
+	tls      bool
+	// delegated roots use the shared certificate of namespace certs.
+	delegated bool
+	// authz is the ExtensionService index a root checks requests with, -1
+	// for none.
+	authz int
+}
+
+type generator struct {
+	cfg     Config
+	rng     *rand.Rand
+	keys    keyPair
+	set     *Set
+	proxies []proxyPlan
+	// nextIP numbers endpoint addresses, so that every one is distinct.
+	nextIP int
+	exts   int
+}
+
+// plan decides the role of every proxy. Every fifth proxy is a team proxy
+// without a host name, included by a root: the proxy just before it (same
+// namespace) for half of them, and for the other half a root eleven places
+// back, which sits in the previous team's namespace.
+func (g *generator) plan() {
+	n := g.cfg.Proxies
+	g.exts = max(1, n/1000)
+	g.proxies = make([]proxyPlan, n)
+	for i := range g.proxies {
+		p := &g.proxies[i]
+		p.index = i
+		p.namespace = fmt.Sprintf("team-%d", i/g.cfg.teamSize())
+		p.name = fmt.Sprintf("app-%d", i)
+		p.authz = -1
+		p.root = i%5 != 4
+	}
+	for i := range g.proxies {
+		p := &g.proxies[i]
+		if p.root {
+			continue
+		}
+		parent := i - 1
+		if (i/5)%2 == 1 && i >= 11 {
+			parent = i - 11
+		}
+		g.proxies[parent].children = append(g.proxies[parent].children, i)
+	}
+	for i := range g.proxies {
+		p := &g.proxies[i]
+		if !p.root || g.rng.Float64() >= g.cfg.TLSFraction {
+			continue
+		}
+		p.tls = true
+		p.delegated = g.rng.Intn(4) == 0
+		if g.rng.Intn(10) == 0 {
+			p.authz = g.rng.Intn(g.exts)
+		}
+	}
+}
+
+// emit appends every object, one namespace at a time.
+func (g *generator) emit() {
+	size := g.cfg.teamSize()
+	for start := 0; start < len(g.proxies); start += size {
+		team := g.proxies[start:min(start+size, len(g.proxies))]
+		g.namespace(team[0].namespace, func() { g.team(team) })
+	}
+	delegated := false
+	for _, p := range g.proxies {
+		delegated = delegated || p.delegated
+	}
+	if delegated {
+		g.namespace(certsNamespace, func() {
+			g.add(g.tlsSecret(certsNamespace, wildcardSecret), delegation(certsNamespace, wildcardSecret))
+		})
+	}
+	g.namespace(authNamespace, func() {
+		for i := range g.exts {
+			name := fmt.Sprintf("authz-%d", i)
+			g.add(extensionService(name))
+			g.backend(authNamespace, name, "grpc", 9001, 9001)
+		}
+	})
+}
+
+// namespace runs fill and records the objects it added as one namespace.
+func (g *generator) namespace(name string, fill func()) {
+	start := len(g.set.Objects)
+	fill()
+	g.set.Namespaces = append(g.set.Namespaces, Namespace{Name: name, Start: start, End: len(g.set.Objects)})
+}
+
+func (g *generator) add(objs ...runtime.Object) {
+	g.set.Objects = append(g.set.Objects, objs...)
+}
+
+// team emits one team's proxies, then their Services and endpoints, then
+// the team's certificate if one of its roots uses it.
+func (g *generator) team(team []proxyPlan) {
+	needsSecret := false
+	for i := range team {
+		g.add(g.proxy(&team[i]))
+		needsSecret = needsSecret || (team[i].tls && !team[i].delegated)
+	}
+	for i := range team {
+		p := &team[i]
+		for r := range g.cfg.RoutesPerProxy {
+			for s := range g.cfg.ServicesPerRoute {
+				g.backend(p.namespace, serviceName(p, r, s), "http", 80, 8080)
+			}
+		}
+	}
+	if needsSecret {
+		g.add(g.tlsSecret(team[0].namespace, teamSecret))
+	}
+}
+
+func serviceName(p *proxyPlan, route, service int) string {
+	return fmt.Sprintf("%s-r%d-s%d", p.name, route, service)
+}
+
+// FQDN is the host name of the root proxy with the given index.
+func FQDN(namespace, name string) string {
+	return name + "." + namespace + ".example.com"
+}
