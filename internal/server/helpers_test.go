@@ -128,10 +128,16 @@ func controlPlane(t *testing.T, dir string) *server.Server {
 // the control plane.
 func grpcClient(t *testing.T, s *server.Server, target string) testgrpc.TestServiceClient {
 	t.Helper()
+	return grpcClientAt(t, s.XDSAddr(), target)
+}
+
+// grpcClientAt is grpcClient for an xDS server at any address.
+func grpcClientAt(t *testing.T, xdsAddr net.Addr, target string) testgrpc.TestServiceClient {
+	t.Helper()
 	bootstrap := fmt.Sprintf(`{
   "xds_servers": [{"server_uri": "passthrough:///%s", "channel_creds": [{"type": "insecure"}], "server_features": ["ignore_resource_deletion"]}],
   "node": {"id": "e2e-%s", "locality": {"zone": "z1"}}
-}`, s.XDSAddr(), t.Name())
+}`, xdsAddr, t.Name())
 	rb, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
 	if err != nil {
 		t.Fatal(err)
