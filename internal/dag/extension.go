@@ -194,7 +194,9 @@ func (rb *rootBuilder) authRef(root *switchyardv1.HTTPProxy, az *switchyardv1.Au
 		return &types.NamespacedName{Namespace: ns, Name: az.ExtensionServiceRef.Name}, true
 	}
 	optedOut := az != nil && az.AuthPolicy != nil && az.AuthPolicy.Disabled
-	if rb.opts.GlobalAuthorization != nil && !optedOut {
+	// The global server checks HTTP requests: a host that forwards TCP has
+	// none, and must not be reported as refusing them.
+	if rb.opts.GlobalAuthorization != nil && !optedOut && root.Spec.TCPProxy == nil {
 		return rb.opts.GlobalAuthorization, false
 	}
 	return nil, false

@@ -156,6 +156,18 @@ func TestAuthorization(t *testing.T) {
 			t.Fatalf("global authorization applies unless a host opts out (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("global authorization does not apply to a TCP proxy", func(t *testing.T) {
+		p := root("admin/mqtt", "mqtt.example.com")
+		p.Spec.VirtualHost.TLS = &switchyardv1.TLS{SecretName: "cert"}
+		p.Spec.TCPProxy = &switchyardv1.TCPProxy{Services: []switchyardv1.Service{svc("console", 80)}}
+		res := Build(snapshot(t, append(base(), p)...), Options{GlobalAuthorization: &types.NamespacedName{Namespace: "auth", Name: "missing"}})
+		if st := statusOf(t, res, objects.KindHTTPProxy, "admin/mqtt"); st.State != switchyardv1.StatusValid {
+			t.Fatalf("a TCP proxy has no requests to check, yet: %s", st.Description)
+		}
+		if svh := res.DAG.SecureVirtualHosts; len(svh) != 1 || svh[0].TCPProxy == nil || svh[0].Authorization != nil {
+			t.Fatalf("secure hosts %+v", svh)
+		}
+	})
 }
 
 // assertFailsClosed checks that the authorized host's routes that need a
