@@ -51,7 +51,55 @@ unit: testbin
 	$(GO) test -race -count=1 ./...
 
 ## test: everything CI checks.
-test: check-generated fmt-check vet lint unit
+test: check-generated fmt-check vet lint unit fuzz-short
 
 clean:
 	$(GO) clean -testcache
+
+## Fuzzing: every `func Fuzz...` in a _test.go file under internal/ and cmd/
+## is a target, found by name so that a new one needs no edit here. A
+## failing input is written to the package's testdata/fuzz/<Target>/ (commit
+## it once fixed: it becomes a regression seed); inputs the fuzzer found
+## interesting stay in the Go build cache and make the next run start ahead.
+FUZZTIME ?= 60s
+FUZZ_SHORT_TIME ?= 10s
+FUZZ_TARGETS = $(shell grep -r --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*' internal cmd | sed -E 's#^(.*)/[^/]*_test.go:func #./\1 #' | sort)
+
+# run-fuzz runs each target for $(1), one after the other, using every core.
+define run-fuzz
+	@set -e; set -- $(FUZZ_TARGETS); n=0; start=$$(date +%s); \
+	while [ $$# -gt 1 ]; do \
+		pkg=$$1 fn=$$2; shift 2; n=$$((n+1)); \
+		echo "== $$fn ($$pkg) for $(1)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(1) -fuzzminimizetime 10s 2>&1 | grep -v '^fuzz: elapsed: [0-9]*s, \(execs\|gathering\)' | tail -n 20; \
+		test $${PIPESTATUS[0]} -eq 0; \
+	done; \
+	echo "$$n fuzz targets, $$(( $$(date +%s) - start ))s"
+endef
+
+# run-fuzz-parallel runs every target at once for $(1), one worker each,
+# so that a brief run of all of them fits in CI's budget; each prints its
+# last status line (with its execution count) when done.
+define run-fuzz-parallel
+	@set -e; set -- $(FUZZ_TARGETS); dir=$$(mktemp -d); pids=""; start=$$(date +%s); \
+	while [ $$# -gt 1 ]; do \
+		pkg=$$1 fn=$$2; shift 2; \
+		( $(GO) test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(1) -fuzzminimizetime 5s -parallel 1 > $$dir/$$fn.log 2>&1; echo $$? > $$dir/$$fn.rc ) & \
+	done; wait; fail=0; \
+	for rc in $$dir/*.rc; do \
+		fn=$$(basename $$rc .rc); \
+		if [ "$$(cat $$rc)" = 0 ]; then echo "ok   $$fn: $$(grep '^fuzz: elapsed' $$dir/$$fn.log | tail -n 1)"; \
+		else echo "FAIL $$fn:"; cat $$dir/$$fn.log; fail=1; fi; \
+	done; rm -rf $$dir; \
+	echo "fuzz-short: $$(( $$(date +%s) - start ))s"; exit $$fail
+endef
+
+.PHONY: fuzz fuzz-short soak
+
+## fuzz: run each fuzz target for FUZZTIME (default 60s).
+fuzz:
+	$(call run-fuzz,$(FUZZTIME))
+
+## fuzz-short: run every fuzz target for FUZZ_SHORT_TIME (10s), all at once, as CI does.
+fuzz-short:
+	$(call run-fuzz-parallel,$(FUZZ_SHORT_TIME))
