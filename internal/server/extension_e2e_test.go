@@ -9,11 +9,15 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	envoy_filter_http_ext_authz_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -24,9 +28,10 @@ import (
 )
 
 // extensionYAML is an ExtensionService over Services a and b, weighted
-// 75/25, and a TLS root proxy whose authorization uses it (with consent).
-// The certificate is the one the golden tests share.
-func extensionYAML(t *testing.T) string {
+// 75/25, and a TLS root proxy admin.example.com with the given routes,
+// whose authorization uses it (with consent). The certificate is the one
+// the golden tests share.
+func extensionYAML(t *testing.T, routes string) string {
 	t.Helper()
 	indent := func(path string) string {
 		b, err := os.ReadFile(path)
@@ -53,7 +58,7 @@ spec:
     authorization:
       extensionRef: {namespace: auth, name: authz}
   routes:
-  - services: [{name: console, port: 80}]
+%s
 ---
 apiVersion: v1
 kind: Secret
@@ -64,7 +69,7 @@ stringData:
 %s
   tls.key: |
 %s
-`, indent("../translator/testdata/certs/tls.crt"), indent("../translator/testdata/certs/tls.key"))
+`, routes, indent("../translator/testdata/certs/tls.crt"), indent("../translator/testdata/certs/tls.key"))
 }
 
 // TestExtensionServiceWeighting proves the weighting of an ExtensionService's
@@ -83,17 +88,8 @@ func TestExtensionServiceWeighting(t *testing.T) {
 	writeFile(t, dir, "a.yaml", serviceYAML("auth", "a", endpoint{a1, "z1"}, endpoint{a2, "z2"}))
 	writeFile(t, dir, "b.yaml", serviceYAML("auth", "b", endpoint{b, "z1"}))
 	writeFile(t, dir, "console.yaml", serviceYAML("admin", "console"))
-	writeFile(t, dir, "authz.yaml", extensionYAML(t))
-	snap, problems, err := dirsource.Load(dir)
-	if err != nil || len(problems) > 0 {
-		t.Fatalf("loading the manifests: %v %v", err, problems)
-	}
-	res := dag.Build(snap, dag.Options{})
-	for _, st := range res.Statuses {
-		if len(st.Errors) > 0 {
-			t.Fatalf("%v: %s", st.Key, st.Description)
-		}
-	}
+	writeFile(t, dir, "authz.yaml", extensionYAML(t, "  - services: [{name: console, port: 80}]"))
+	snap, res := buildValid(t, dir)
 	if len(res.DAG.SecureVirtualHosts) != 1 || res.DAG.SecureVirtualHosts[0].Authorization == nil {
 		t.Fatal("admin.example.com should be served with its authorization")
 	}
@@ -122,6 +118,60 @@ func TestExtensionServiceWeighting(t *testing.T) {
 	checkShares(t, got, map[string]float64{"a": 75, "b": 25})
 	if n := nacks(); n > 0 {
 		t.Errorf("gRPC's client rejected %v responses", n)
+	}
+}
+
+// buildValid loads a directory and builds its DAG, failing the test
+// unless every object is valid.
+func buildValid(t *testing.T, dir string) (*objects.Snapshot, *dag.Result) {
+	t.Helper()
+	snap, problems, err := dirsource.Load(dir)
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("loading the manifests: %v %v", err, problems)
+	}
+	res := dag.Build(snap, dag.Options{})
+	for _, st := range res.Statuses {
+		if len(st.Errors) > 0 {
+			t.Fatalf("%v: %s", st.Key, st.Description)
+		}
+	}
+	return snap, res
+}
+
+// TestGRPCClientCannotBypassAuthorization serves an authorized host through
+// the real control plane to gRPC's xDS client, which talks to backends
+// directly and cannot run ext_authz. The method whose route opts out of
+// authorization reaches the backend (which answers UNIMPLEMENTED); the
+// route that needs a check is a 403 direct response in the grpc group, so
+// its RPCs fail UNAVAILABLE without ever leaving the client.
+func TestGRPCClientCannotBypassAuthorization(t *testing.T) {
+	app, authz := startBackend(t, "app"), startBackend(t, "authz")
+	dir := t.TempDir()
+	writeFile(t, dir, "a.yaml", serviceYAML("auth", "a", endpoint{authz, "z1"}))
+	writeFile(t, dir, "b.yaml", serviceYAML("auth", "b", endpoint{authz, "z1"}))
+	writeFile(t, dir, "app.yaml", serviceYAML("admin", "app", endpoint{app, "z1"}))
+	writeFile(t, dir, "authz.yaml", extensionYAML(t, `  - conditions: [{prefix: /grpc.testing.TestService/EmptyCall}]
+    services: [{name: app, port: 80}]
+    authPolicy: {disabled: true}
+  - services: [{name: app, port: 80}]`))
+	buildValid(t, dir) // the check below must not pass because the host failed closed
+	s := controlPlane(t, dir)
+	c := grpcClient(t, s, "admin.example.com")
+
+	waitFor(t, 10*time.Second, "the opted-out method to reach the backend", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := c.EmptyCall(ctx, &testgrpc.Empty{})
+		return status.Code(err) == codes.Unimplemented
+	})
+	for range 50 {
+		id, err := call(context.Background(), c)
+		if status.Code(err) != codes.Unavailable {
+			t.Fatalf("a checked RPC got backend %q, error %v; want UNAVAILABLE from the client's own route", id, err)
+		}
+	}
+	if n := metric(t, s, `switchyard_xds_nacks_total`); n != "" {
+		t.Errorf("the gRPC client rejected something: %s", n)
 	}
 }
 
