@@ -28,6 +28,12 @@ type Options struct {
 	// MaxIncludeDepth bounds include chains; 0 means
 	// DefaultMaxIncludeDepth.
 	MaxIncludeDepth int
+	// KeyPairs remembers which certificate and key pairs were checked, so
+	// that a certificate shared by many roots is parsed once. Build makes
+	// one for each call when it is nil; a caller that builds roots one at
+	// a time (an incremental build) passes its own. It caches a pure check:
+	// results are the same with or without it.
+	KeyPairs *KeyPairCache
 }
 
 func (o Options) maxDepth() int {
@@ -50,6 +56,9 @@ type Result struct {
 // becomes a status condition on the object at fault, and that object is
 // left out while every other object keeps working.
 func Build(snap *objects.Snapshot, opts Options) *Result {
+	if opts.KeyPairs == nil {
+		opts.KeyPairs = NewKeyPairCache()
+	}
 	exts := BuildExtensionServices(snap, opts)
 	roots := rootProxies(snap, opts)
 	results := make([]*RootResult, 0, len(roots))

@@ -66,7 +66,7 @@ func BuildRoot(snap *objects.Snapshot, opts Options, root *switchyardv1.HTTPProx
 	deps := newDepSet()
 	rb := &rootBuilder{
 		snap: snap, opts: opts, exts: exts, deps: deps,
-		secrets:  secretResolver{snap: snap, deps: deps},
+		secrets:  secretResolver{snap: snap, deps: deps, keyPairs: opts.KeyPairs},
 		statuses: statusSet{},
 		clusters: map[string]*Cluster{},
 		secretsM: map[string]*Secret{},

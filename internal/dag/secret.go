@@ -31,8 +31,9 @@ func (e *refError) Error() string { return e.Msg }
 // secretResolver looks Secrets up on behalf of one referring namespace,
 // enforcing TLSCertificateDelegation for Secrets of other namespaces.
 type secretResolver struct {
-	snap *objects.Snapshot
-	deps *depSet
+	snap     *objects.Snapshot
+	deps     *depSet
+	keyPairs *KeyPairCache
 }
 
 // parseSecretRef splits "name" or "namespace/name"; namespace defaults to
@@ -95,7 +96,7 @@ func (r secretResolver) tlsSecret(ref, referrerNS string) (*Secret, error) {
 	if len(cert) == 0 || len(key) == 0 {
 		return nil, &refError{"SecretInvalid", fmt.Sprintf("Secret %s/%s has no %s and %s: it must be a kubernetes.io/tls Secret", s.Namespace, s.Name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)}
 	}
-	if _, err := tls.X509KeyPair(cert, key); err != nil {
+	if err := r.keyPairs.check(cert, key); err != nil {
 		return nil, &refError{"SecretInvalid", fmt.Sprintf("Secret %s/%s does not hold a valid certificate and key: %v", s.Namespace, s.Name, err)}
 	}
 	return &Secret{
@@ -105,6 +106,48 @@ func (r secretResolver) tlsSecret(ref, referrerNS string) (*Secret, error) {
 		Cert:   cert,
 		Key:    key,
 	}, nil
+}
+
+// KeyPairCache remembers whether certificate and key pairs parse and
+// match, keyed by their content: checking one costs tens of microseconds,
+// and a wildcard certificate may serve thousands of roots. It is not safe
+// for concurrent use.
+type KeyPairCache struct {
+	m map[string]map[string]error
+}
+
+// NewKeyPairCache returns an empty cache.
+func NewKeyPairCache() *KeyPairCache {
+	return &KeyPairCache{m: map[string]map[string]error{}}
+}
+
+// Len returns the number of pairs remembered.
+func (c *KeyPairCache) Len() int {
+	n := 0
+	for _, byKey := range c.m {
+		n += len(byKey)
+	}
+	return n
+}
+
+// check reports whether cert and key form a valid pair; a nil cache checks
+// every time.
+func (c *KeyPairCache) check(cert, key []byte) error {
+	if c == nil {
+		_, err := tls.X509KeyPair(cert, key)
+		return err
+	}
+	if err, ok := c.m[string(cert)][string(key)]; ok {
+		return err
+	}
+	_, err := tls.X509KeyPair(cert, key)
+	byKey := c.m[string(cert)]
+	if byKey == nil {
+		byKey = map[string]error{}
+		c.m[string(cert)] = byKey
+	}
+	byKey[string(key)] = err
+	return err
 }
 
 // caSecret resolves a CA bundle used to verify clients or upstreams.
