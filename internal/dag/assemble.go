@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"fmt"
 	"reflect"
 	"sort"
 
@@ -44,15 +45,40 @@ type assembler struct {
 // a new proxy can never take a host name away from one already serving it.
 func claimOrder(roots []*RootResult) []*RootResult {
 	out := append([]*RootResult(nil), roots...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if !a.Created.Equal(&b.Created) {
-			return a.Created.Before(&b.Created)
-		}
-		return lessObject(a.Root.Namespace, a.Root.Name, b.Root.Namespace, b.Root.Name)
-	})
+	sort.SliceStable(out, func(i, j int) bool { return ClaimsBefore(out[i], out[j]) })
 	return out
 }
+
+// ClaimsBefore reports whether root a's claim on a host name (or a DNS
+// name) comes before b's: the older proxy first, then by namespace and
+// name.
+func ClaimsBefore(a, b *RootResult) bool {
+	if !a.Created.Equal(&b.Created) {
+		return a.Created.Before(&b.Created)
+	}
+	return lessObject(a.Root.Namespace, a.Root.Name, b.Root.Namespace, b.Root.Name)
+}
+
+// DuplicateFQDN is the error of a root whose host name an older root
+// already serves.
+func DuplicateFQDN(fqdn string, owner types.NamespacedName) switchyardv1.SubCondition {
+	return switchyardv1.SubCondition{Type: ErrVirtualHost, Reason: "DuplicateFQDN", Message: fmt.Sprintf("spec.virtualhost.fqdn: %q is already served by HTTPProxy %s", fqdn, owner)}
+}
+
+// DNSNameTaken is the warning of an object whose DNS name an object that
+// claimed it first uses for another cluster.
+func DNSNameTaken(name string) switchyardv1.SubCondition {
+	return switchyardv1.SubCondition{Type: ErrSpec, Reason: "DNSNameTaken", Message: fmt.Sprintf("DNS name %q is already used by another object; it keeps pointing there", name)}
+}
+
+// ClusterNameClash is the error of a root one of whose backend sets hashes
+// to the name of a different one.
+func ClusterNameClash() switchyardv1.SubCondition {
+	return switchyardv1.SubCondition{Type: ErrSpec, Reason: "ClusterNameClash", Message: "spec: two different backend sets hash to the same cluster name; rename a Service to work around it"}
+}
+
+// ExtensionDNSName is the DNS name of a valid ExtensionService's cluster.
+func ExtensionDNSName(nn types.NamespacedName) string { return nn.Name + "." + nn.Namespace }
 
 func (a *assembler) root(r *RootResult) {
 	rootKey := objects.NewKey(objects.KindHTTPProxy, r.Root)
@@ -61,7 +87,7 @@ func (a *assembler) root(r *RootResult) {
 	}
 	if owner, taken := a.claimed[r.FQDN]; taken && r.FQDN != "" {
 		st := a.merge(rootKey, r.Statuses[rootKey])
-		st.addError(ErrVirtualHost, "DuplicateFQDN", "spec.virtualhost.fqdn: %q is already served by HTTPProxy %s", r.FQDN, owner.Root)
+		st.Errors = append(st.Errors, DuplicateFQDN(r.FQDN, owner.Root))
 		return
 	}
 	if r.FQDN != "" {
@@ -71,7 +97,8 @@ func (a *assembler) root(r *RootResult) {
 		a.merge(k, r.Statuses[k])
 	}
 	if !a.addClusters(r.Clusters) {
-		a.statuses[rootKey].addError(ErrSpec, "ClusterNameClash", "spec: two different backend sets hash to the same cluster name; rename a Service to work around it")
+		st := a.statuses[rootKey]
+		st.Errors = append(st.Errors, ClusterNameClash())
 		return
 	}
 	for _, s := range r.Secrets {
@@ -123,7 +150,8 @@ func (a *assembler) addClusters(cs []*Cluster) bool {
 func (a *assembler) addDNS(n DNSName, owner objects.Key) {
 	if prev, taken := a.dns[n.Name]; taken {
 		if prev.Cluster != n.Cluster && prev.Cluster.Name != n.Cluster.Name {
-			a.merge(owner, nil).addWarning(ErrSpec, "DNSNameTaken", "DNS name %q is already used by another object; it keeps pointing there", n.Name)
+			st := a.merge(owner, nil)
+			st.Warnings = append(st.Warnings, DNSNameTaken(n.Name))
 		}
 		return
 	}
@@ -141,7 +169,7 @@ func (a *assembler) extensions(exts Extensions) {
 		e := exts[k.NamespacedName()]
 		a.merge(k, e.Status)
 		if e.Cluster != nil {
-			a.addDNS(DNSName{Name: e.Name.Name + "." + e.Name.Namespace, Cluster: e.Cluster}, k)
+			a.addDNS(DNSName{Name: ExtensionDNSName(e.Name), Cluster: e.Cluster}, k)
 			for _, s := range e.Secrets {
 				a.secrets[s.Name] = s
 			}
@@ -160,22 +188,38 @@ func (a *assembler) orphans(snap *objects.Snapshot, opts Options) {
 		if _, ok := a.statuses[key]; ok {
 			continue
 		}
-		a.statuses[key] = &Status{Key: key, Generation: p.Generation, State: switchyardv1.StatusOrphaned}
+		a.statuses[key] = OrphanedStatus(key, p.Generation)
 	}
+}
+
+// OrphanedStatus is the status of a served proxy that is not a root and
+// that no valid root includes.
+func OrphanedStatus(key objects.Key, generation int64) *Status {
+	st := &Status{Key: key, Generation: generation, State: switchyardv1.StatusOrphaned}
+	st.finalize(key.Kind.String())
+	return st
 }
 
 // delegations checks each TLSCertificateDelegation on its own.
 func (a *assembler) delegations(snap *objects.Snapshot) {
 	for nn, d := range snap.Delegations {
-		st := &Status{Key: objects.NewKey(objects.KindTLSCertificateDelegation, nn), Generation: d.Generation}
-		if len(d.Spec.Delegations) == 0 {
-			st.addError(ErrDelegation, "NoDelegations", "spec.delegations: at least one delegation is required")
-		}
-		for i, del := range d.Spec.Delegations {
-			checkDelegation(snap, nn.Namespace, i, del, st)
-		}
+		st := DelegationStatus(snap, nn, d)
 		a.statuses[st.Key] = st
 	}
+}
+
+// DelegationStatus checks one TLSCertificateDelegation on its own: it
+// depends on nothing but the delegation and the Secrets it names.
+func DelegationStatus(snap *objects.Snapshot, nn types.NamespacedName, d *switchyardv1.TLSCertificateDelegation) *Status {
+	st := &Status{Key: objects.NewKey(objects.KindTLSCertificateDelegation, nn), Generation: d.Generation}
+	if len(d.Spec.Delegations) == 0 {
+		st.addError(ErrDelegation, "NoDelegations", "spec.delegations: at least one delegation is required")
+	}
+	for i, del := range d.Spec.Delegations {
+		checkDelegation(snap, nn.Namespace, i, del, st)
+	}
+	st.finalize(st.Key.Kind.String())
+	return st
 }
 
 func checkDelegation(snap *objects.Snapshot, ns string, i int, del switchyardv1.CertificateDelegation, st *Status) {
@@ -213,6 +257,20 @@ func (a *assembler) result() *Result {
 		res.Statuses = append(res.Statuses, st)
 	}
 	return res
+}
+
+// JoinStatus is the status Assemble reports for one object from the
+// statuses that units found for it (in any order) plus the conditions only
+// the assembly decides, which are kept as given, duplicates included.
+func JoinStatus(key objects.Key, parts []*Status, errs, warnings []switchyardv1.SubCondition) *Status {
+	st := &Status{Key: key}
+	for _, p := range parts {
+		mergeStatus(st, p)
+	}
+	st.Errors = append(st.Errors, errs...)
+	st.Warnings = append(st.Warnings, warnings...)
+	st.finalize(key.Kind.String())
+	return st
 }
 
 func sortedKeys(s statusSet) []objects.Key {

@@ -73,7 +73,7 @@ func Build(snap *objects.Snapshot, opts Options) *Result {
 func rootProxies(snap *objects.Snapshot, opts Options) []*switchyardv1.HTTPProxy {
 	var out []*switchyardv1.HTTPProxy
 	for _, p := range snap.HTTPProxies {
-		if p.Spec.VirtualHost != nil && classMatches(p, opts) {
+		if IsRoot(p, opts) {
 			out = append(out, p)
 		}
 	}
@@ -83,6 +83,16 @@ func rootProxies(snap *objects.Snapshot, opts Options) []*switchyardv1.HTTPProxy
 
 func classMatches(p *switchyardv1.HTTPProxy, opts Options) bool {
 	return p.Spec.IngressClassName == opts.IngressClassName
+}
+
+// Served reports whether this controller serves a proxy (its ingress
+// class matches): only served proxies get a status.
+func Served(p *switchyardv1.HTTPProxy, opts Options) bool { return classMatches(p, opts) }
+
+// IsRoot reports whether a proxy is a served root, one that Build calls
+// BuildRoot for.
+func IsRoot(p *switchyardv1.HTTPProxy, opts Options) bool {
+	return p.Spec.VirtualHost != nil && classMatches(p, opts)
 }
 
 func lessObject(ns1, n1, ns2, n2 string) bool {
