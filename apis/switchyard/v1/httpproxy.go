@@ -38,7 +38,7 @@ type HTTPProxyList struct {
 
 // HTTPProxySpec is what an HTTPProxy asks for.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.virtualhost) || !has(self.virtualhost.tls) || !self.virtualhost.tls.passthrough || has(self.tcpproxy)",message="virtualhost.tls.passthrough requires tcpproxy"
+// +kubebuilder:validation:XValidation:rule="!has(self.virtualhost) || !has(self.virtualhost.tls) || !has(self.virtualhost.tls.passthrough) || !self.virtualhost.tls.passthrough || has(self.tcpproxy)",message="virtualhost.tls.passthrough requires tcpproxy"
 // +kubebuilder:validation:XValidation:rule="!has(self.virtualhost) || !has(self.virtualhost.authorization) || has(self.virtualhost.tls)",message="virtualhost.authorization requires virtualhost.tls"
 type HTTPProxySpec struct {
 	// IngressClassName selects which Switchyard deployment serves this proxy.
