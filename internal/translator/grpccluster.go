@@ -71,6 +71,17 @@ func GRPCCluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster 
 	return out
 }
 
+// GRPCClusterOf returns GRPCCluster(c, opts) given envoy, the Cluster(c,
+// opts) already built: envoy itself when GRPCCluster would change nothing
+// in it (so that the two groups share one encoding), else a new one.
+// Neither may be modified afterwards.
+func GRPCClusterOf(envoy *envoy_config_cluster_v3.Cluster, c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
+	if envoy.LbPolicy != envoy_config_cluster_v3.Cluster_RANDOM && envoy.TransportSocket == nil {
+		return envoy
+	}
+	return GRPCCluster(c, opts)
+}
+
 // GRPCLoadAssignment is LoadAssignment for gRPC clients. gRPC NACKs a
 // ClusterLoadAssignment in which one address appears twice anywhere
 // (across localities and priorities), or one locality twice in a
@@ -92,6 +103,54 @@ func GRPCLoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapsh
 	return cla
 }
 
+// GRPCLoadAssignmentOf returns GRPCLoadAssignment(name, spec, snap, opts)
+// given envoy, the LoadAssignment of the same arguments already built:
+// envoy itself when it holds no duplicate to drop (so that the two groups
+// share one encoding), else a new one. Neither may be modified afterwards.
+func GRPCLoadAssignmentOf(envoy *envoy_config_endpoint_v3.ClusterLoadAssignment, name string, spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+	if !hasDuplicates(envoy) {
+		return envoy
+	}
+	return GRPCLoadAssignment(name, spec, snap, opts)
+}
+
+// localityKey identifies a locality within its priority, as gRPC compares
+// them.
+type localityKey struct {
+	priority              uint32
+	region, zone, subZone string
+}
+
+func localityKeyOf(l *envoy_config_endpoint_v3.LocalityLbEndpoints) localityKey {
+	return localityKey{l.GetPriority(), l.GetLocality().GetRegion(), l.GetLocality().GetZone(), l.GetLocality().GetSubZone()}
+}
+
+// hasDuplicates reports whether dedupeEndpoints would change cla: its
+// localities are out of priority order, or a locality or an address
+// appears twice.
+func hasDuplicates(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) bool {
+	localities := map[localityKey]bool{}
+	addresses := map[string]bool{}
+	for i, l := range cla.Endpoints {
+		if i > 0 && l.GetPriority() < cla.Endpoints[i-1].GetPriority() {
+			return true
+		}
+		lk := localityKeyOf(l)
+		if localities[lk] {
+			return true
+		}
+		localities[lk] = true
+		for _, ep := range l.LbEndpoints {
+			addr := endpointAddress(ep)
+			if addresses[addr] {
+				return true
+			}
+			addresses[addr] = true
+		}
+	}
+	return false
+}
+
 // dedupeEndpoints drops, in place, every locality already seen at its
 // priority and every endpoint address already seen in the assignment, and
 // rescales the weights of localities that lost healthy endpoints (see
@@ -100,15 +159,11 @@ func dedupeEndpoints(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) {
 	slices.SortStableFunc(cla.Endpoints, func(a, b *envoy_config_endpoint_v3.LocalityLbEndpoints) int {
 		return cmp.Compare(a.GetPriority(), b.GetPriority())
 	})
-	type localityKey struct {
-		priority              uint32
-		region, zone, subZone string
-	}
 	localities := map[localityKey]bool{}
 	addresses := map[string]bool{}
 	kept := cla.Endpoints[:0]
 	for _, l := range cla.Endpoints {
-		lk := localityKey{l.GetPriority(), l.GetLocality().GetRegion(), l.GetLocality().GetZone(), l.GetLocality().GetSubZone()}
+		lk := localityKeyOf(l)
 		if localities[lk] {
 			continue
 		}

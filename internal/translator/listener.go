@@ -87,10 +87,18 @@ func HTTPSListener(svhs []*dag.SecureVirtualHost, opts Options) *envoy_config_li
 
 	var chains []*envoy_config_listener_v3.FilterChain
 	for _, svh := range hosts {
-		if fc := httpsFilterChain(svh); fc != nil {
+		if fc := HTTPSFilterChain(svh); fc != nil {
 			chains = append(chains, fc)
 		}
 	}
+	return HTTPSListenerWithChains(chains, opts)
+}
+
+// HTTPSListenerWithChains returns the TLS listener holding the given filter
+// chains, in that order, or nil when there are none. HTTPSListener calls it
+// with one chain per servable secure virtual host, sorted by FQDN; an
+// incremental build that keeps each host's chain calls it directly.
+func HTTPSListenerWithChains(chains []*envoy_config_listener_v3.FilterChain, opts Options) *envoy_config_listener_v3.Listener {
 	if len(chains) == 0 {
 		return nil
 	}
@@ -107,9 +115,9 @@ func HTTPSListener(svhs []*dag.SecureVirtualHost, opts Options) *envoy_config_li
 	}
 }
 
-// httpsFilterChain builds the filter chain of one secure virtual host, or
+// HTTPSFilterChain builds the filter chain of one secure virtual host, or
 // nil when it cannot be served (see HTTPSListener).
-func httpsFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.FilterChain {
+func HTTPSFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.FilterChain {
 	fc := &envoy_config_listener_v3.FilterChain{
 		Name: svh.FQDN,
 		FilterChainMatch: &envoy_config_listener_v3.FilterChainMatch{

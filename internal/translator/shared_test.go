@@ -1,0 +1,67 @@
+package translator_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/dirsource"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+)
+
+// TestSharedShapes checks, on every golden case, that the helpers which
+// derive one group's resource from another's (so that an incremental build
+// computes and encodes it once) give what the group's own builder gives.
+func TestSharedShapes(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/*/input.yaml")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	opts := translator.DefaultOptions()
+	for _, input := range dirs {
+		dir := filepath.Dir(input)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			src := t.TempDir()
+			b, err := os.ReadFile(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(src, "input.yaml"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snap, _, err := dirsource.Load(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := dag.Build(snap, loadCaseOptions(t, dir)).DAG
+			for _, c := range d.Clusters {
+				envoy := translator.Cluster(c, opts)
+				if got, want := translator.GRPCClusterOf(envoy, c, opts), translator.GRPCCluster(c, opts); !proto.Equal(got, want) {
+					t.Errorf("GRPCClusterOf(%s) differs from GRPCCluster", c.Name)
+				}
+				cla := translator.LoadAssignment(c.Name, &c.Spec, snap, opts)
+				if got, want := translator.GRPCLoadAssignmentOf(cla, c.Name, &c.Spec, snap, opts), translator.GRPCLoadAssignment(c.Name, &c.Spec, snap, opts); !proto.Equal(got, want) {
+					t.Errorf("GRPCLoadAssignmentOf(%s) differs from GRPCLoadAssignment", c.Name)
+				}
+			}
+			for _, n := range d.DNSNames {
+				cla := translator.LoadAssignment(n.Cluster.Name, &n.Cluster.Spec, snap, opts)
+				if got, want := translator.LoadAssignmentAs(cla, n.Name), translator.LoadAssignment(n.Name, &n.Cluster.Spec, snap, opts); !proto.Equal(got, want) {
+					t.Errorf("LoadAssignmentAs(%s) differs from LoadAssignment", n.Name)
+				}
+			}
+			var chains int
+			for _, svh := range d.SecureVirtualHosts {
+				if translator.HTTPSFilterChain(svh) != nil {
+					chains++
+				}
+			}
+			if l := translator.HTTPSListener(d.SecureVirtualHosts, opts); (l == nil) != (chains == 0) || (l != nil && len(l.FilterChains) != chains) {
+				t.Errorf("the HTTPS listener has %d filter chains, want one per servable host (%d)", len(l.GetFilterChains()), chains)
+			}
+		})
+	}
+}
