@@ -118,8 +118,8 @@ func Start() (*Env, error) {
 	api.CertDir = certDir
 	// Bind and advertise 127.0.0.1 only; see the smoke test in
 	// internal/tools/testbin for why both settings are needed.
-	api.SecureServing.Address = "127.0.0.1"
-	api.SecureServing.Port = strconv.Itoa(port)
+	api.Address = "127.0.0.1"     // SecureServing.Address
+	api.Port = strconv.Itoa(port) // SecureServing.Port
 	api.Configure().
 		Set("advertise-address", "127.0.0.1").
 		Set("endpoint-reconciler-type", "none")

@@ -1,0 +1,83 @@
+package k8ssource
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// kindInfo is how the source watches one kind of object.
+type kindInfo struct {
+	kind       objects.Kind
+	gv         schema.GroupVersion
+	resource   string
+	namespaced bool
+	example    runtime.Object
+	// same reports whether two versions of an object are the same for a
+	// build, so that an update the build would not see (a status write, a
+	// Node heartbeat) does not cause one.
+	same func(a, b runtime.Object) bool
+}
+
+var kinds = []kindInfo{
+	{objects.KindHTTPProxy, switchyardv1.SchemeGroupVersion, "httpproxies", true, &switchyardv1.HTTPProxy{}, sameSpec},
+	{objects.KindExtensionService, switchyardv1alpha1.SchemeGroupVersion, "extensionservices", true, &switchyardv1alpha1.ExtensionService{}, sameSpec},
+	{objects.KindTLSCertificateDelegation, switchyardv1.SchemeGroupVersion, "tlscertificatedelegations", true, &switchyardv1.TLSCertificateDelegation{}, sameSpec},
+	{objects.KindService, corev1.SchemeGroupVersion, "services", true, &corev1.Service{}, sameService},
+	{objects.KindEndpointSlice, discoveryv1.SchemeGroupVersion, "endpointslices", true, &discoveryv1.EndpointSlice{}, sameSlice},
+	{objects.KindSecret, corev1.SchemeGroupVersion, "secrets", true, &corev1.Secret{}, sameSecret},
+	{objects.KindNode, corev1.SchemeGroupVersion, "nodes", false, &corev1.Node{}, sameNode},
+}
+
+// sameMeta compares what a build reads of any object's metadata.
+func sameMeta(a, b runtime.Object) bool {
+	ma, errA := meta.Accessor(a)
+	mb, errB := meta.Accessor(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	return equality.Semantic.DeepEqual(ma.GetLabels(), mb.GetLabels()) &&
+		equality.Semantic.DeepEqual(ma.GetAnnotations(), mb.GetAnnotations())
+}
+
+// sameSpec compares Switchyard's own objects: their CRDs have a status
+// subresource, so the API server bumps metadata.generation on every spec
+// change and never on a status change.
+func sameSpec(a, b runtime.Object) bool {
+	ma, errA := meta.Accessor(a)
+	mb, errB := meta.Accessor(b)
+	return errA == nil && errB == nil && ma.GetGeneration() == mb.GetGeneration() && sameMeta(a, b)
+}
+
+func sameService(a, b runtime.Object) bool {
+	sa, okA := a.(*corev1.Service)
+	sb, okB := b.(*corev1.Service)
+	return okA && okB && sameMeta(a, b) && equality.Semantic.DeepEqual(sa.Spec, sb.Spec)
+}
+
+func sameSlice(a, b runtime.Object) bool {
+	ea, okA := a.(*discoveryv1.EndpointSlice)
+	eb, okB := b.(*discoveryv1.EndpointSlice)
+	return okA && okB && sameMeta(a, b) && ea.AddressType == eb.AddressType &&
+		equality.Semantic.DeepEqual(ea.Endpoints, eb.Endpoints) &&
+		equality.Semantic.DeepEqual(ea.Ports, eb.Ports)
+}
+
+func sameSecret(a, b runtime.Object) bool {
+	sa, okA := a.(*corev1.Secret)
+	sb, okB := b.(*corev1.Secret)
+	return okA && okB && sameMeta(a, b) && sa.Type == sb.Type && equality.Semantic.DeepEqual(sa.Data, sb.Data)
+}
+
+func sameNode(a, b runtime.Object) bool {
+	na, okA := a.(*corev1.Node)
+	nb, okB := b.(*corev1.Node)
+	return okA && okB && sameMeta(a, b) && equality.Semantic.DeepEqual(na.Spec, nb.Spec)
+}

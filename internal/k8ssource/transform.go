@@ -1,0 +1,53 @@
+package k8ssource
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// lastApplied is kubectl's copy of the whole object, as large as the
+// object itself and never read by a build.
+const lastApplied = corev1.LastAppliedConfigAnnotation
+
+// transform trims an object before the informer caches it: the cache
+// holds every object of the cluster (every Secret and Node included), so
+// what no build reads is dropped as it arrives.
+//
+//   - metadata.managedFields and kubectl's last-applied annotation, from
+//     every object;
+//   - a Node's status (images, conditions, addresses): builds read only
+//     its labels and annotations;
+//   - the data of Secrets that cannot hold a certificate: only
+//     kubernetes.io/tls and Opaque Secrets keep theirs (service account
+//     tokens, registry credentials, Helm releases do not).
+//
+// The informer hands transform a freshly decoded object that nothing
+// else references yet, so it is changed in place.
+func transform(obj any) (any, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj, nil // a tombstone: it is never transformed
+	}
+	m.SetManagedFields(nil)
+	if a := m.GetAnnotations(); a[lastApplied] != "" {
+		delete(a, lastApplied)
+		if len(a) == 0 {
+			m.SetAnnotations(nil)
+		}
+	}
+	switch o := obj.(type) {
+	case *corev1.Node:
+		o.Status = corev1.NodeStatus{}
+	case *corev1.Secret:
+		if !keepsData(o.Type) {
+			o.Data, o.StringData = nil, nil
+		}
+	}
+	return obj, nil
+}
+
+// keepsData reports whether a Secret of this type may hold a certificate
+// or CA bundle a build reads.
+func keepsData(t corev1.SecretType) bool {
+	return t == corev1.SecretTypeTLS || t == corev1.SecretTypeOpaque || t == ""
+}
