@@ -130,6 +130,9 @@ func parseQueryCondition(q *switchyardv1.QueryParameterMatchCondition) (QueryPar
 	if q.Name == "" || len(q.Name) > 256 {
 		return qm, errors.New("name: must be 1 to 256 characters")
 	}
+	if err := validateText(q.Name); err != nil {
+		return qm, fmt.Errorf("name: %v", err)
+	}
 	n := countSet(q.Exact != "", q.Prefix != "", q.Regex != "", q.Present)
 	if n != 1 {
 		return qm, fmt.Errorf("exactly one of exact, prefix, regex and present must be set, found %d", n)

@@ -171,6 +171,12 @@ func (rb *rootBuilder) authorize(root *switchyardv1.HTTPProxy, svh *SecureVirtua
 	if az != nil && az.AuthPolicy != nil {
 		rb.authDisabledDefault = az.AuthPolicy.Disabled
 		rb.authContext = az.AuthPolicy.Context
+		if err := validateContext(az.AuthPolicy.Context); err != nil {
+			st.addError(ErrAuth, "InvalidAuthPolicy", "spec.virtualhost.authorization.authPolicy.context: %v; requests to this host are refused until it is fixed", err)
+			rb.authContext = nil
+			rb.authFailed = true
+			return false
+		}
 	}
 	auth, err := rb.resolveAuth(root, az, *ref, explicit)
 	if err != "" {
@@ -288,6 +294,10 @@ func (b *routeBuilder) routeAuth(r *switchyardv1.Route, out *Route) *Route {
 	if r.AuthPolicy != nil {
 		disabled = r.AuthPolicy.Disabled
 		ctx = r.AuthPolicy.Context
+		if err := validateContext(ctx); err != nil {
+			b.st.addError(ErrRoute, "InvalidAuthPolicy", "%s.authPolicy.context: %v", b.field, err)
+			return b.invalid(out, true)
+		}
 	}
 	out.AuthDisabled = disabled
 	if !disabled {

@@ -207,6 +207,12 @@ func (f *forwardBuilder) planSpec(field string, s *switchyardv1.Service, p *serv
 		f.st.addError(ErrService, "InvalidMirror", "%s.weight: a mirror must set weight to the percentage of requests to copy (0-100)", field)
 		ok = false
 	}
+	if v := s.UpstreamValidation; v != nil {
+		if err := validateSubjectName(v.SubjectName); err != nil {
+			f.st.addError(ErrService, "InvalidValidation", "%s.validation.subjectName: %v", field, err)
+			ok = false
+		}
+	}
 	if s.Mirror && s.Priority != nil {
 		f.st.addError(ErrService, "InvalidMirror", "%s.priority: a mirror cannot have a priority", field)
 		ok = false

@@ -2,7 +2,9 @@ package dag_test
 
 import (
 	"bytes"
+	"math/rand"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,27 +31,41 @@ func FuzzBuild(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(bytes.Repeat([]byte{1}, 64))
 	f.Add([]byte("\x05\x03\x02\x01\x02\x01\x00\x03\x01\x00\x02\x04\x01\x00\x01\x00\x03\x00\x02\x01\x00\x00\x03"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &choices{data: data}
-		opts := c.options()
-		objs := genObjects(c)
-		snap := snapshotOf(t, objs...)
-		res := dag.Build(snap, opts)
-		checkStatuses(t, snap, opts, res)
-		groups := translateAll(res.DAG, snap)
-		for _, g := range xdscache.Groups {
-			for _, err := range xdscheck.Check(string(g), groups[g]) {
-				t.Errorf("group %s: %v", g, err)
-			}
+	f.Fuzz(checkGraph)
+}
+
+// TestRandomGraphs runs FuzzBuild's checks over a fixed set of random
+// inputs, so that every `go test` covers more than the seeds.
+func TestRandomGraphs(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	for i := range 2000 {
+		data := make([]byte, r.Intn(600))
+		r.Read(data)
+		t.Run(strconv.Itoa(i), func(t *testing.T) { checkGraph(t, data) })
+	}
+}
+
+// checkGraph builds the graph the input describes and checks it.
+func checkGraph(t *testing.T, data []byte) {
+	c := &choices{data: data}
+	opts := c.options()
+	objs := genObjects(c)
+	snap := snapshotOf(t, objs...)
+	res := dag.Build(snap, opts)
+	checkStatuses(t, snap, opts, res)
+	groups := translateAll(res.DAG, snap)
+	for _, g := range xdscache.Groups {
+		for _, err := range xdscheck.Check(string(g), groups[g]) {
+			t.Errorf("group %s: %v", g, err)
 		}
-		again := dag.Build(snapshotOf(t, objs...), opts)
-		if !reflect.DeepEqual(res.Statuses, again.Statuses) {
-			t.Error("two builds of the same objects gave different statuses")
-		}
-		if a, b := wireBytes(t, groups), wireBytes(t, translateAll(again.DAG, snap)); !reflect.DeepEqual(a, b) {
-			t.Error("two builds of the same objects gave different resources")
-		}
-	})
+	}
+	again := dag.Build(snapshotOf(t, objs...), opts)
+	if !reflect.DeepEqual(res.Statuses, again.Statuses) {
+		t.Error("two builds of the same objects gave different statuses")
+	}
+	if a, b := wireBytes(t, groups), wireBytes(t, translateAll(again.DAG, snap)); !reflect.DeepEqual(a, b) {
+		t.Error("two builds of the same objects gave different resources")
+	}
 }
 
 func (c *choices) options() dag.Options {

@@ -64,12 +64,12 @@ var (
 	genServices   = pool[string]{[]string{"s0", "s1", "s2"}, []string{"ext", ""}}
 	genPorts      = pool[int32]{[]int32{80, 443, 8080}, []int32{0, 70000, -1}}
 	genProxies    = []string{"p0", "p1", "p2", "p3", "p4", "p5"}
-	genFQDNs      = pool[string]{[]string{"one.example.com", "two.example.com", "x.example.org"}, []string{"*.example.com", "", "UP.example.com", "10.0.0.1", "a..b", "host:80", "-x.com"}}
+	genFQDNs      = pool[string]{[]string{"one.example.com", "two.example.com", "x.example.org"}, []string{"*.example.com", "", "UP.example.com", "10.0.0.1", "a..b", "host:80", "-x.com", "\xff.example.com"}}
 	genSecrets    = pool[string]{[]string{"tls", "ca", "b/tls", "a/ca", "a/tls"}, []string{"bad", "missing", "/x", "a/b/c"}}
-	genPrefixes   = pool[string]{[]string{"/", "/api", "/api/", "/v1", "/a/b"}, []string{"/../up", "api", "/a//b", "/%2e%2e/x", "/q?x", "/a\\b", "/%zz"}}
+	genPrefixes   = pool[string]{[]string{"/", "/api", "/api/", "/v1", "/a/b"}, []string{"/../up", "api", "/a//b", "/%2e%2e/x", "/q?x", "/a\\b", "/%zz", "/\xff"}}
 	genRegexes    = pool[string]{[]string{"/r/[0-9]+", "/(a|b)", ".*", "/[[:alpha:]]+"}, []string{"(", "/x{1000}", "/(?=x)", "/\\C", "(a*)*{1001}"}}
-	genHeaders    = pool[string]{[]string{"x-user", "X-Mixed", "x-b"}, []string{"bad header", "", ":authority", "x-\r\n", "x\x00"}}
-	genValues     = pool[string]{[]string{"v", "a b", "tab\tok", "x"}, []string{"line\r\nbreak", "\x7f", "nul\x00"}}
+	genHeaders    = pool[string]{[]string{"x-user", "X-Mixed", "x-b"}, []string{"bad header", "", ":authority", "x-\r\n", "x\x00", "x-\xff"}}
+	genValues     = pool[string]{[]string{"v", "a b", "tab\tok", "x"}, []string{"line\r\nbreak", "\x7f", "nul\x00", "\xff\xfe"}}
 	genDurations  = pool[string]{[]string{"", "1s", "infinity", "10ms", "2m"}, []string{"0s", "-1s", "9000h", "soon", "100us", "1e3s"}}
 	genWeights    = pool[int64]{[]int64{1, 10, 90, 0}, []int64{-1, math.MaxUint32, math.MaxInt64}}
 	genPriorities = pool[int32]{[]int32{0, 1}, []int32{2, -1}}

@@ -227,16 +227,26 @@ func (rb *rootBuilder) visit(p *switchyardv1.HTTPProxy, inh matchState, chain []
 	for i := range p.Spec.Routes {
 		r := &p.Spec.Routes[i]
 		field := fmt.Sprintf("spec.routes[%d]", i)
+		nameErr := false
 		if r.Name != "" {
+			if err := validateRouteName(r.Name); err != nil {
+				st.addError(ErrRoute, "InvalidRouteName", "%s.name: %v", field, err)
+				nameErr = true
+			}
 			if prev, dup := names[r.Name]; dup {
 				st.addError(ErrRoute, "DuplicateRouteName", "%s.name: %q is already the name of spec.routes[%d]", field, r.Name, prev)
 			} else {
 				names[r.Name] = i
 			}
 		}
-		rt := (&routeBuilder{rb: rb, proxy: nn, index: i, field: field, st: st}).build(r, inh)
+		b := &routeBuilder{rb: rb, proxy: nn, index: i, field: field, st: st}
+		rt := b.build(r, inh)
 		if rt == nil || !rb.claimMatch(rt, st, field) {
 			continue
+		}
+		if nameErr {
+			rt = b.invalid(rt, true)
+			rt.Name = ""
 		}
 		emit(rt, r.PermitInsecure)
 	}

@@ -3,6 +3,7 @@ package dag
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -198,6 +199,10 @@ func (b *routeBuilder) directResponse(p *switchyardv1.HTTPDirectResponsePolicy, 
 		b.st.addError(ErrRoute, "InvalidDirectResponse", "%s.directResponsePolicy.body: longer than %d bytes", b.field, maxDirectResponseBodyLen)
 		return false
 	}
+	if !utf8.ValidString(p.Body) {
+		b.st.addError(ErrRoute, "InvalidDirectResponse", "%s.directResponsePolicy.body: is not valid UTF-8", b.field)
+		return false
+	}
 	out.DirectResponse = &DirectResponse{StatusCode: uint32(p.StatusCode), Body: p.Body}
 	return true
 }
@@ -366,6 +371,9 @@ func hashPolicy(hp switchyardv1.RequestHashPolicy) (HashPolicy, error) {
 	case hp.QueryParameterHashOptions != nil:
 		if hp.QueryParameterHashOptions.ParameterName == "" {
 			return h, fmt.Errorf("queryParameterHashOptions.parameterName: must be set")
+		}
+		if err := validateText(hp.QueryParameterHashOptions.ParameterName); err != nil {
+			return h, fmt.Errorf("queryParameterHashOptions.parameterName: %v", err)
 		}
 		h.QueryParameter = hp.QueryParameterHashOptions.ParameterName
 	default:

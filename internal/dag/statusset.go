@@ -3,6 +3,8 @@ package dag
 import (
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -22,15 +24,52 @@ func (s statusSet) of(key objects.Key, generation int64) *Status {
 	return st
 }
 
+// MaxSubConditions bounds the errors, and the warnings, a status lists: a
+// proxy with 5,000 broken routes must not make a status larger than the
+// API server stores. What is left out is counted in one more
+// sub-condition.
+const MaxSubConditions = 100
+
+// maxConditionMessage bounds one message: messages quote the values at
+// fault, and a 10 MB value must not be copied into a status.
+const maxConditionMessage = 1024
+
 // addError records a problem that makes the object (or part of it)
 // unusable. The message must name the field at fault.
 func (st *Status) addError(typ, reason, format string, args ...any) {
-	st.Errors = append(st.Errors, switchyardv1.SubCondition{Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	st.Errors = append(st.Errors, switchyardv1.SubCondition{Type: typ, Reason: reason, Message: boundMessage(fmt.Sprintf(format, args...))})
 }
 
 // addWarning records a problem that did not stop the object being served.
 func (st *Status) addWarning(typ, reason, format string, args ...any) {
-	st.Warnings = append(st.Warnings, switchyardv1.SubCondition{Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	st.Warnings = append(st.Warnings, switchyardv1.SubCondition{Type: typ, Reason: reason, Message: boundMessage(fmt.Sprintf(format, args...))})
+}
+
+// boundMessage cuts a message to maxConditionMessage bytes, on a rune
+// boundary, saying that it did.
+func boundMessage(m string) string {
+	if len(m) <= maxConditionMessage {
+		return m
+	}
+	const more = "... (truncated)"
+	cut := maxConditionMessage - len(more)
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return m[:cut] + more
+}
+
+// boundConditions keeps the first MaxSubConditions of a sorted list and
+// counts the rest in a last sub-condition.
+func boundConditions(cs []switchyardv1.SubCondition, what string) []switchyardv1.SubCondition {
+	if len(cs) <= MaxSubConditions {
+		return cs
+	}
+	n := len(cs) - MaxSubConditions
+	return append(cs[:MaxSubConditions:MaxSubConditions], switchyardv1.SubCondition{
+		Type: ErrSpec, Reason: "TooMany" + what,
+		Message: fmt.Sprintf("spec: %d more %s not listed; fix the ones above first", n, strings.ToLower(what)),
+	})
 }
 
 // Valid reports whether the object had no errors.
@@ -66,13 +105,16 @@ func appendUnique(dst, src []switchyardv1.SubCondition) []switchyardv1.SubCondit
 func (st *Status) finalize(kind string) {
 	sortConditions(st.Errors)
 	sortConditions(st.Warnings)
+	total := len(st.Errors)
+	st.Errors = boundConditions(st.Errors, "Errors")
+	st.Warnings = boundConditions(st.Warnings, "Warnings")
 	switch {
 	case st.State == switchyardv1.StatusOrphaned:
 		st.Description = "this HTTPProxy is not a root and no valid root includes it"
 	case len(st.Errors) > 0:
 		st.State = switchyardv1.StatusInvalid
 		st.Description = st.Errors[0].Message
-		if n := len(st.Errors); n > 1 {
+		if n := total; n > 1 {
 			st.Description += fmt.Sprintf(" (and %d more)", n-1)
 		}
 	default:

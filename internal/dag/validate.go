@@ -7,8 +7,10 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp/syntax"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -19,6 +21,11 @@ import (
 // here is one Envoy would reject; the count is an approximation, and this
 // errs on the side of rejecting.
 const maxRegexProgramSize = 100
+
+// maxRegexLen bounds a regex before it is parsed: parsing takes time in
+// proportion to the text, and no regex within maxRegexProgramSize needs
+// more (every literal character is an instruction).
+const maxRegexLen = 4096
 
 // Duration bounds: a timeout shorter than a millisecond is a typo, and one
 // longer than a year is better written as "infinity".
@@ -53,6 +60,9 @@ func validateFQDN(fqdn string) error {
 	if fqdn == "" {
 		return errors.New("must be set")
 	}
+	if len(fqdn) > validation.DNS1123SubdomainMaxLength {
+		return fmt.Errorf("is %d characters long, over the limit of %d", len(fqdn), validation.DNS1123SubdomainMaxLength)
+	}
 	if strings.Contains(fqdn, "*") {
 		return fmt.Errorf("%q: wildcard host names are not supported; list each host in its own root HTTPProxy", fqdn)
 	}
@@ -72,6 +82,9 @@ func validateFQDN(fqdn string) error {
 func validateRegex(expr string) error {
 	if expr == "" {
 		return errors.New("regex must not be empty")
+	}
+	if len(expr) > maxRegexLen {
+		return fmt.Errorf("regex is %d characters long, over the limit of %d", len(expr), maxRegexLen)
 	}
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -118,10 +131,66 @@ func validateHeaderValue(v string) error {
 	if len(v) > 4096 {
 		return errors.New("header value is longer than 4096 characters")
 	}
-	for _, r := range v {
+	return validateText(v)
+}
+
+// validateText checks a free-form string that reaches the wire as a
+// protobuf string: it must be UTF-8, which every client's parser insists
+// on (the encoder the cache uses does not check), and hold no control
+// character other than tab.
+func validateText(s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%q is not valid UTF-8", s)
+	}
+	for _, r := range s {
 		if (r < 0x20 && r != '\t') || r == 0x7f {
-			return fmt.Errorf("header value %q contains the control character %U", v, r)
+			return fmt.Errorf("%q contains the control character %U", s, r)
 		}
+	}
+	return nil
+}
+
+// validateContext checks an authorization context: the keys and values
+// are sent to the authorization server as they are.
+func validateContext(ctx map[string]string) error {
+	keys := make([]string, 0, len(ctx))
+	for k := range ctx {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "" {
+			return errors.New("a key is empty")
+		}
+		if err := validateText(k); err != nil {
+			return fmt.Errorf("key %v", err)
+		}
+		if err := validateText(ctx[k]); err != nil {
+			return fmt.Errorf("value of %q: %v", k, err)
+		}
+	}
+	return nil
+}
+
+// validateSubjectName checks the name an upstream certificate must carry;
+// it is also sent as SNI, which allows no spaces and at most 255 bytes.
+func validateSubjectName(s string) error {
+	switch {
+	case s == "":
+		return errors.New("must be set")
+	case len(s) > 255:
+		return errors.New("is longer than 255 characters")
+	case strings.ContainsAny(s, " \t"):
+		return fmt.Errorf("%q contains a space", s)
+	}
+	return validateText(s)
+}
+
+// validateRouteName checks a route's name, which becomes part of a DNS
+// name (<route>.<proxy>.<namespace>): a DNS label, as the CRD requires.
+func validateRouteName(name string) error {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("%q is not a valid route name: %s", name, strings.Join(errs, "; "))
 	}
 	return nil
 }
@@ -133,6 +202,9 @@ func validateHeaderValue(v string) error {
 func validatePathPart(p string) error {
 	if !strings.HasPrefix(p, "/") {
 		return fmt.Errorf("%q must start with /", p)
+	}
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("%q is not valid UTF-8", p)
 	}
 	if len(p) > 1024 {
 		return errors.New("path is longer than 1024 characters")

@@ -39,9 +39,14 @@ func Messages(r *translator.Resources) []proto.Message {
 
 // Validate runs ValidateAll on m and on every message packed in an Any
 // inside it, at any depth: protoc-gen-validate stops at Any, Envoy does not.
-// An Any that does not unmarshal is an error too.
+// An Any that does not unmarshal is an error too, and so is a string that
+// is not UTF-8, which the fast marshaller the cache uses lets through and
+// every client's parser rejects.
 func Validate(m proto.Message) []error {
 	var errs []error
+	if _, err := proto.Marshal(m); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", m.ProtoReflect().Descriptor().FullName(), err))
+	}
 	visit(m, func(msg proto.Message, packed bool) {
 		if !packed {
 			return // ValidateAll of the message holding it covered it
