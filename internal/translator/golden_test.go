@@ -108,10 +108,10 @@ func goldenCase(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dagOpts := loadCaseOptions(t, dir)
+	dagOpts, trOpts := loadCaseOptions(t, dir), loadCaseTranslatorOptions(t, dir)
 	for _, group := range render.Groups {
 		t.Run(group, func(t *testing.T) {
-			out, err := render.Run(snap, render.Options{DAG: dagOpts, Translator: translator.DefaultOptions(), Group: group})
+			out, err := render.Run(snap, render.Options{DAG: dagOpts, Translator: trOpts, Group: group})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,39 +136,57 @@ func goldenCase(t *testing.T, dir string) {
 }
 
 // caseOptions is a case's options.yaml: the flags of `switchyard render`
-// (and serve) that change the DAG, each under the flag's name in
+// (and serve) that change the build, each under the flag's name in
 // camelCase. Unknown keys fail the case, so a typo cannot silently render
 // with the defaults.
 //
 //	# testdata/<case>/options.yaml
 //	globalAuthorization: auth/authz   # --global-authorization auth/authz
+//	drainZones: [zone-b]              # --drain-zone zone-b (repeatable)
 type caseOptions struct {
-	GlobalAuthorization string `json:"globalAuthorization,omitempty"`
+	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
+	DrainZones          []string `json:"drainZones,omitempty"`
 }
 
-// loadCaseOptions reads dir/options.yaml into DAG options; without the
-// file the options are the defaults.
-func loadCaseOptions(t *testing.T, dir string) dag.Options {
+// readCaseOptions reads dir/options.yaml; without the file every option
+// is unset.
+func readCaseOptions(t *testing.T, dir string) caseOptions {
 	t.Helper()
-	var opts dag.Options
+	var co caseOptions
 	b, err := os.ReadFile(filepath.Join(dir, "options.yaml"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return opts
+		return co
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	var co caseOptions
 	if err := yaml.UnmarshalStrict(b, &co); err != nil {
 		t.Fatalf("%s/options.yaml: %v", dir, err)
 	}
-	if co.GlobalAuthorization != "" {
-		ns, name, ok := strings.Cut(co.GlobalAuthorization, "/")
+	return co
+}
+
+// loadCaseOptions returns the DAG options of a case: the defaults, changed
+// by its options.yaml.
+func loadCaseOptions(t *testing.T, dir string) dag.Options {
+	t.Helper()
+	var opts dag.Options
+	if ga := readCaseOptions(t, dir).GlobalAuthorization; ga != "" {
+		ns, name, ok := strings.Cut(ga, "/")
 		if !ok || ns == "" || name == "" {
-			t.Fatalf("%s/options.yaml: globalAuthorization: %q is not NAMESPACE/NAME", dir, co.GlobalAuthorization)
+			t.Fatalf("%s/options.yaml: globalAuthorization: %q is not NAMESPACE/NAME", dir, ga)
 		}
 		opts.GlobalAuthorization = &types.NamespacedName{Namespace: ns, Name: name}
 	}
+	return opts
+}
+
+// loadCaseTranslatorOptions returns the translator options of a case:
+// those of `switchyard render`, changed by its options.yaml.
+func loadCaseTranslatorOptions(t *testing.T, dir string) translator.Options {
+	t.Helper()
+	opts := translator.DefaultOptions()
+	opts.DrainZones = readCaseOptions(t, dir).DrainZones
 	return opts
 }
 
