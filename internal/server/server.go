@@ -202,6 +202,7 @@ func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server,
 	}, s.cfg.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
 	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log)
+	s.cfg.Registry.MustRegister(xdscache.NewEndpointCollector(s.cache))
 	go func() { errc <- gs.Serve(l) }()
 	return gs, nil
 }
