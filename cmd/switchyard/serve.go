@@ -54,6 +54,11 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 				return err
 			}
 			cfg.Log = log
+			for _, check := range serveChecks {
+				if err := check(cmd.Flags(), &cfg); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s := server.New(cfg)
@@ -81,6 +86,12 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 // append here in an init func, so each concern keeps its flags with its
 // code.
 var serveFlags []func(*pflag.FlagSet, *server.Config)
+
+// serveChecks run once serve's flags are parsed, before anything starts:
+// the files that register flags needing a check, or files to load, append
+// here in an init func too, and read their flags back from the set. An
+// error stops serve (use usageError for a wrong combination of flags).
+var serveChecks []func(*pflag.FlagSet, *server.Config) error
 
 func newLogger(level string) (*slog.Logger, error) {
 	var l slog.Level
