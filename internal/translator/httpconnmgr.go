@@ -89,11 +89,17 @@ func routerFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter 
 //
 // The DAG always sets a positive ResponseTimeout (2s unless configured);
 // a zero one leaves Envoy's default (200ms) rather than sending 0.
+//
+// The calls' :authority is Envoy's default, the cluster name, unless the
+// ExtensionService verifies a subject name: then it is that name, the one
+// the SNI and the server's certificate carry, as a TLS server expects.
 func extAuthzFilter(auth *dag.Authorization) *envoy_filter_network_http_connection_manager_v3.HttpFilter {
+	target := &envoy_config_core_v3.GrpcService_EnvoyGrpc{ClusterName: auth.Cluster.Name}
+	if t := auth.Cluster.Spec.UpstreamTLS; t != nil {
+		target.Authority = t.SubjectName
+	}
 	grpc := &envoy_config_core_v3.GrpcService{
-		TargetSpecifier: &envoy_config_core_v3.GrpcService_EnvoyGrpc_{
-			EnvoyGrpc: &envoy_config_core_v3.GrpcService_EnvoyGrpc{ClusterName: auth.Cluster.Name},
-		},
+		TargetSpecifier: &envoy_config_core_v3.GrpcService_EnvoyGrpc_{EnvoyGrpc: target},
 	}
 	if auth.ResponseTimeout > 0 {
 		grpc.Timeout = duration(auth.ResponseTimeout)
