@@ -58,14 +58,39 @@ type endpoint struct {
 // backend listens on its own loopback port, and a slice's port applies to
 // all of its endpoints.
 func serviceYAML(ns, name string, eps ...endpoint) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, `apiVersion: v1
-kind: Service
-metadata: {name: %s, namespace: %s}
-spec:
-  ports: [{name: grpc, port: 80, targetPort: 8080}]
-`, name, ns)
+	st := make([]steered, len(eps))
 	for i, ep := range eps {
+		st[i] = steered{b: ep.b, zone: ep.zone}
+	}
+	return steeredServiceYAML(ns, name, false, st...)
+}
+
+// steered is one backend of a Service with what steers it.
+type steered struct {
+	b           *backend
+	zone        string
+	node        string // the EndpointSlice's nodeName, "" for none
+	terminating bool   // not ready but still serving: DRAINING
+}
+
+// steeredServiceYAML writes a Service, drained or not, and one
+// EndpointSlice per backend (each backend listens on its own port).
+func steeredServiceYAML(ns, name string, drained bool, eps ...steered) string {
+	var sb strings.Builder
+	annotations := ""
+	if drained {
+		annotations = "\n  annotations: {switchyard.dev/drain: \"true\"}"
+	}
+	fmt.Fprintf(&sb, "apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: %s%s\nspec:\n  ports: [{name: grpc, port: 80, targetPort: 8080}]\n", name, ns, annotations)
+	for i, ep := range eps {
+		cond := "{ready: true, serving: true, terminating: false}"
+		if ep.terminating {
+			cond = "{ready: false, serving: true, terminating: true}"
+		}
+		node := ""
+		if ep.node != "" {
+			node = "\n  nodeName: " + ep.node
+		}
 		fmt.Fprintf(&sb, `---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
@@ -75,7 +100,8 @@ ports: [{name: grpc, port: %d}]
 endpoints:
 - addresses: [127.0.0.1]
   zone: %s
-`, name, i, ns, name, ep.b.port, ep.zone)
+  conditions: %s%s
+`, name, i, ns, name, ep.b.port, ep.zone, cond, node)
 	}
 	return sb.String()
 }
@@ -102,6 +128,13 @@ func writeFile(t *testing.T, dir, name, content string) {
 // controlPlane runs `switchyard serve` in process on loopback ports.
 func controlPlane(t *testing.T, dir string) *server.Server {
 	t.Helper()
+	return controlPlaneWith(t, dir, translator.DefaultOptions())
+}
+
+// controlPlaneWith is controlPlane with other translator options (the
+// flags --drain-zone, --envoy-*).
+func controlPlaneWith(t *testing.T, dir string, opts translator.Options) *server.Server {
+	t.Helper()
 	cfg := server.Config{
 		XDSAddress:   "127.0.0.1:0",
 		AdminAddress: "127.0.0.1:0",
@@ -109,7 +142,7 @@ func controlPlane(t *testing.T, dir string) *server.Server {
 		MaxWait:      100 * time.Millisecond,
 		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	cfg.Pipeline.Translator = translator.DefaultOptions()
+	cfg.Pipeline.Translator = opts
 	s := server.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -225,6 +258,17 @@ func shares(counts map[string]int, serviceOf map[string]string) map[string]float
 // with prefix, "" when absent.
 func metric(t *testing.T, s *server.Server, prefix string) string {
 	t.Helper()
+	for _, line := range metricLines(t, s) {
+		if strings.HasPrefix(line, prefix) {
+			return line
+		}
+	}
+	return ""
+}
+
+// metricLines fetches the admin endpoint's /metrics, line by line.
+func metricLines(t *testing.T, s *server.Server) []string {
+	t.Helper()
 	resp, err := http.Get("http://" + s.AdminAddr().String() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -234,25 +278,21 @@ func metric(t *testing.T, s *server.Server, prefix string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, prefix) {
-			return line
-		}
-	}
-	return ""
+	return strings.Split(string(b), "\n")
 }
 
 // rpcLoop calls continuously in the background and records failures.
 type rpcLoop struct {
 	mu     sync.Mutex
 	failed []error
-	last   map[string]time.Time
+	last   map[string]time.Time // first answer of each backend
+	latest map[string]time.Time // last answer of each backend
 	stop   chan struct{}
 	done   chan struct{}
 }
 
 func startLoop(c testgrpc.TestServiceClient) *rpcLoop {
-	l := &rpcLoop{last: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &rpcLoop{last: map[string]time.Time{}, latest: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		for {
@@ -265,8 +305,12 @@ func startLoop(c testgrpc.TestServiceClient) *rpcLoop {
 			l.mu.Lock()
 			if err != nil {
 				l.failed = append(l.failed, err)
-			} else if _, ok := l.last[id]; !ok {
-				l.last[id] = time.Now()
+			} else {
+				now := time.Now()
+				if _, ok := l.last[id]; !ok {
+					l.last[id] = now
+				}
+				l.latest[id] = now
 			}
 			l.mu.Unlock()
 		}
@@ -279,6 +323,13 @@ func (l *rpcLoop) firstSeen(id string) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.last[id]
+}
+
+// lastSeen returns when a backend last answered, zero if never.
+func (l *rpcLoop) lastSeen(id string) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.latest[id]
 }
 
 func (l *rpcLoop) finish() []error {
