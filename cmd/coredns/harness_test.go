@@ -81,6 +81,7 @@ type service struct {
 	name      string // namespace/name
 	weight    uint32
 	priority  uint32
+	drained   bool // switchyard.dev/drain on the Service: every endpoint DRAINING
 	endpoints []endpoint
 }
 
@@ -88,6 +89,7 @@ type service struct {
 type endpoint struct {
 	addr  string
 	zone  string
+	node  string // the EndpointSlice's nodeName (serve only), "" for none
 	state endpointState
 }
 
@@ -142,10 +144,12 @@ func assignment(n dnsName) *envoy_config_endpoint_v3.ClusterLoadAssignment {
 				order = append(order, e.zone)
 			}
 			h := envoy_config_core_v3.HealthStatus_HEALTHY
-			switch e.state {
-			case draining, terminating:
+			switch {
+			case s.drained && e.state != notReady:
 				h = envoy_config_core_v3.HealthStatus_DRAINING
-			case notReady:
+			case e.state == draining, e.state == terminating:
+				h = envoy_config_core_v3.HealthStatus_DRAINING
+			case e.state == notReady:
 				h = envoy_config_core_v3.HealthStatus_UNHEALTHY
 			default:
 				healthy[e.zone]++

@@ -25,6 +25,7 @@ import (
 // whole pipeline (directory watch, DAG, translator.DNS, xdscache) produces
 // what the plugin receives.
 type serveControlPlane struct {
+	opts    translator.Options
 	dir     string
 	xds     string // the address, kept across restarts
 	srv     *server.Server
@@ -34,7 +35,13 @@ type serveControlPlane struct {
 }
 
 func newServeControlPlane(t testing.TB) controlPlane {
-	s := &serveControlPlane{dir: t.TempDir()}
+	return newServeControlPlaneWith(t, translator.DefaultOptions())
+}
+
+// newServeControlPlaneWith is newServeControlPlane with other translator
+// options (the flag --drain-zone, say).
+func newServeControlPlaneWith(t testing.TB, opts translator.Options) *serveControlPlane {
+	s := &serveControlPlane{opts: opts, dir: t.TempDir()}
 	s.start(t, "127.0.0.1:0")
 	t.Cleanup(func() { s.stop(t) })
 	return s
@@ -48,7 +55,7 @@ func (s *serveControlPlane) start(t testing.TB, addr string) {
 		MaxWait:    50 * time.Millisecond,
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	cfg.Pipeline.Translator = translator.DefaultOptions()
+	cfg.Pipeline.Translator = s.opts
 	s.srv = server.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.done = cancel, make(chan error, 1)
@@ -138,7 +145,11 @@ func manifests(n dnsName) string {
 	drained := false
 	for _, svc := range n.services {
 		_, svcName, _ := strings.Cut(svc.name, "/")
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec:\n  ports: [{name: http, port: 80, targetPort: 8080}]\n", svcName, ns)
+		annotations := ""
+		if svc.drained {
+			annotations = ", annotations: {switchyard.dev/drain: \"true\"}"
+		}
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s%s}\nspec:\n  ports: [{name: http, port: 80, targetPort: 8080}]\n", svcName, ns, annotations)
 		fmt.Fprintf(&b, "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: %s-1, namespace: %s, labels: {kubernetes.io/service-name: %s}}\naddressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints:\n", svcName, ns, svcName)
 		if len(svc.endpoints) == 0 {
 			b.WriteString("  []\n")
@@ -146,6 +157,9 @@ func manifests(n dnsName) string {
 		for _, e := range svc.endpoints {
 			cond := "{ready: true}"
 			node := ""
+			if e.node != "" {
+				node = "\n  nodeName: " + e.node
+			}
 			switch e.state {
 			case draining:
 				node, drained = fmt.Sprintf("\n  nodeName: %s", drainNode), true
