@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
@@ -28,6 +29,8 @@ type Metrics struct {
 	Pushes    *prometheus.CounterVec
 	Resources *prometheus.CounterVec
 	NACKs     *prometheus.CounterVec
+	// Oversized counts responses over ClientMessageLimit (large.go).
+	Oversized *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them.
@@ -37,9 +40,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Pushes:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_pushes_total", Help: "xDS responses sent, by consumer group and type."}, []string{"group", "type"}),
 		Resources: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_resources_sent_total", Help: "Resources sent in xDS responses, by consumer group and type."}, []string{"group", "type"}),
 		NACKs:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_nacks_total", Help: "xDS responses rejected by clients, by consumer group and type."}, []string{"group", "type"}),
+		Oversized: newOversized(),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Connected, m.Pushes, m.Resources, m.NACKs)
+		reg.MustRegister(m.Connected, m.Pushes, m.Resources, m.NACKs, m.Oversized)
 	}
 	return m
 }
@@ -123,6 +127,7 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			g := cb.streamGroup(cb.sotw, id, req.GetNode(), "sotw")
 			cb.metrics.Pushes.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Inc()
 			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
+			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetVersionInfo(), proto.Size(resp))
 		},
 		StreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) { cb.closed(cb.sotw, id, "sotw") },
 		StreamDeltaRequestFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) error {
@@ -136,6 +141,7 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			g := cb.streamGroup(cb.delta, id, req.GetNode(), "delta")
 			cb.metrics.Pushes.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Inc()
 			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
+			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetSystemVersionInfo(), proto.Size(resp))
 		},
 		DeltaStreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) { cb.closed(cb.delta, id, "delta") },
 	}
