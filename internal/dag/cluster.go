@@ -89,7 +89,7 @@ func resolveService(snap *objects.Snapshot, deps *depSet, nn types.NamespacedNam
 		return nil, &refError{"ServiceNotFound", fmt.Sprintf("Service %s not found", nn)}
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return nil, &refError{"ServiceExternalName", fmt.Sprintf("Service %s is of type ExternalName, which is not supported: point the route at a Service with endpoints", nn)}
+		return nil, &refError{"ServiceExternalName", fmt.Sprintf("Service %s is of type ExternalName, which is not supported: use a Service whose endpoints are Pods (with a selector or EndpointSlices)", nn)}
 	}
 	for _, p := range svc.Spec.Ports {
 		if p.Port == port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {

@@ -92,7 +92,7 @@ func extensionSpec(rb *rootBuilder, ext *switchyardv1alpha1.ExtensionService, st
 			Protocol: &protocol, UpstreamValidation: ext.Spec.UpstreamValidation,
 		})
 	}
-	fb := &forwardBuilder{rb: rb, ns: ext.Namespace, field: "spec", st: st, common: common}
+	fb := &forwardBuilder{rb: rb, ns: ext.Namespace, field: "spec", st: st, common: common, validationField: "spec.validation"}
 	fwd, fwdOK := fb.build(services)
 	if !ok || !fwdOK || fwd == nil || fwd.Cluster == nil {
 		return spec, false
@@ -118,6 +118,11 @@ func extensionCommon(ext *switchyardv1alpha1.ExtensionService, st *Status, res *
 	if tp := ext.Spec.TimeoutPolicy; tp != nil {
 		if res.ResponseTimeout, err = parseDuration(tp.Response); err != nil {
 			st.addError(ErrService, "InvalidTimeout", "spec.timeoutPolicy.response: %v", err)
+			ok = false
+		} else if res.ResponseTimeout != nil && *res.ResponseTimeout == 0 {
+			// Envoy would wait forever for an authorization answer, holding
+			// every request of the hosts that use this service.
+			st.addError(ErrService, "InvalidTimeout", "spec.timeoutPolicy.response: must be a finite duration, not infinity")
 			ok = false
 		}
 		if c.IdleTimeout, err = parseDuration(tp.Idle); err != nil {

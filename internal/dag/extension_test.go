@@ -38,7 +38,7 @@ func TestExtensionService(t *testing.T) {
 		{"ExternalName service", []runtime.Object{extension("auth/authz", target("external", 9001, 1)), external}, "is of type ExternalName", nil},
 		{"unknown port", []runtime.Object{extension("auth/authz", target("a", 9002, 1)), service("auth/a", 9001)}, "has no TCP port 9002 (it has 9001/tcp)", nil},
 		{"weights sum to zero", []runtime.Object{extension("auth/authz", target("a", 9001, 0), target("b", 9001, 0)), service("auth/a", 9001), service("auth/b", 9001)}, "the weights of priority 0 sum to 0", nil},
-		{"missing CA secret", []runtime.Object{withCA(extension("auth/authz", target("a", 9001, 1)), "ca"), service("auth/a", 9001)}, "spec.services[0].validation.caSecret: Secret auth/ca not found", nil},
+		{"missing CA secret", []runtime.Object{withCA(extension("auth/authz", target("a", 9001, 1)), "ca"), service("auth/a", 9001)}, "spec.validation.caSecret: Secret auth/ca not found", nil},
 		{"CA secret without a certificate", []runtime.Object{withCA(extension("auth/authz", target("a", 9001, 1)), "ca"), service("auth/a", 9001), tlsSecret("auth/ca")}, "ca.crt is missing", nil},
 		{"valid CA", []runtime.Object{withCA(extension("auth/authz", target("a", 9001, 1)), "ca"), service("auth/a", 9001), caSecret("auth/ca")}, "", []uint32{1}},
 	}

@@ -41,6 +41,9 @@ type forwardBuilder struct {
 	common clusterCommon
 	// allowHeaders is false for tcpproxy, which has no HTTP headers.
 	allowHeaders bool
+	// validationField, when set, is where the services' shared validation
+	// lives (an ExtensionService's spec.validation), for error messages.
+	validationField string
 }
 
 // build returns the Forward for the services, or nil when no service can
@@ -176,13 +179,17 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 		f.st.addWarning(ErrService, "ServiceDrained", "%s: Service %s is drained (%s): its endpoints take no new requests", field, nn, objects.DrainAnnotation)
 	}
 	if s.UpstreamValidation != nil {
+		vfield := field + ".validation"
+		if f.validationField != "" {
+			vfield = f.validationField
+		}
 		if p.protocol != "tls" && p.protocol != "h2" {
-			f.st.addError(ErrService, "ValidationWithoutTLS", "%s.validation: requires protocol tls or h2, the service is reached in clear text", field)
+			f.st.addError(ErrService, "ValidationWithoutTLS", "%s: requires protocol tls or h2, the service is reached in clear text", vfield)
 			return p, false, false
 		}
 		ca, err := f.rb.secrets.caSecret(s.UpstreamValidation.CACertificate, f.ns)
 		if err != nil {
-			f.st.addError(ErrService, reasonOf(err), "%s.validation.caSecret: %v", field, err)
+			f.st.addError(ErrService, reasonOf(err), "%s.caSecret: %v", vfield, err)
 			return p, true, false
 		}
 		f.rb.addSecret(ca)

@@ -135,11 +135,14 @@ func healthCheckCommon(interval, timeout, unhealthy, healthy *int64) (*HealthChe
 // route for "/" (else its first forwarding route) as <proxy>.<namespace>,
 // and each named route as <route>.<proxy>.<namespace>.
 func (rb *rootBuilder) proxyDNS(root *switchyardv1.HTTPProxy, routes []*Route, tcp *TCPProxy) {
+	checked := rb.checkedServices(routes)
 	byProxy := map[types.NamespacedName][]*Route{}
 	for _, r := range routes {
 		// A route behind ext_authz gets no DNS name: a DNS client would
-		// reach its backends without the check.
-		if rb.authEnabled && !r.AuthDisabled {
+		// reach its backends without the check. Nor does an opted-out
+		// route sharing a Service with a checked one: the name would lead
+		// to the same pods, and every path they serve.
+		if rb.authEnabled && (!r.AuthDisabled || sharesService(r, checked)) {
 			continue
 		}
 		if r.Forward != nil && r.Forward.Merged != nil {
@@ -185,4 +188,34 @@ func isRootPath(conds []switchyardv1.MatchCondition) bool {
 		}
 	}
 	return true
+}
+
+// checkedServices lists the Services behind routes that need an
+// authorization check.
+func (rb *rootBuilder) checkedServices(routes []*Route) map[types.NamespacedName]bool {
+	out := map[types.NamespacedName]bool{}
+	if !rb.authEnabled {
+		return out
+	}
+	for _, r := range routes {
+		if r.AuthDisabled || r.Forward == nil || r.Forward.Merged == nil {
+			continue
+		}
+		for _, b := range r.Forward.Merged.Spec.Backends {
+			out[b.Service] = true
+		}
+	}
+	return out
+}
+
+func sharesService(r *Route, services map[types.NamespacedName]bool) bool {
+	if r.Forward == nil || r.Forward.Merged == nil {
+		return false
+	}
+	for _, b := range r.Forward.Merged.Spec.Backends {
+		if services[b.Service] {
+			return true
+		}
+	}
+	return false
 }
