@@ -103,3 +103,11 @@ fuzz:
 ## fuzz-short: run every fuzz target for FUZZ_SHORT_TIME (10s), all at once, as CI does.
 fuzz-short:
 	$(call run-fuzz-parallel,$(FUZZ_SHORT_TIME))
+
+## soak: the bounded soak, not part of test: SOAK_STREAMS ADS streams (500)
+## on loopback while objects and endpoints churn for SOAK_SECONDS (60); it
+## prints its figures (convergence, goroutines, heap).
+SOAK_STREAMS ?= 500
+SOAK_SECONDS ?= 60
+soak:
+	SWITCHYARD_SOAK=1 SOAK_STREAMS=$(SOAK_STREAMS) SOAK_SECONDS=$(SOAK_SECONDS) $(GO) test ./internal/server -run '^TestSoak$$' -count=1 -v -timeout 15m
