@@ -61,6 +61,18 @@ func NewResource(m proto.Message) (*Resource, error) {
 	}, nil
 }
 
+// NewEncodedResource is NewResource for a caller that already holds the
+// encoding, which must be what Marshal(m) returns (an incremental build
+// that assembles a large resource from parts it encoded before).
+func NewEncodedResource(m proto.Message, b []byte) *Resource {
+	return &Resource{
+		Name:    ResourceName(m),
+		Version: contentVersion(b),
+		Any:     &anypb.Any{TypeUrl: TypeURL(m), Value: b},
+		Message: m,
+	}
+}
+
 // contentVersion is the version of a resource with the given encoding.
 func contentVersion(b []byte) string {
 	return strconv.FormatUint(xxhash.Sum64(b), 16)
