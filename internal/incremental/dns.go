@@ -1,0 +1,75 @@
+package incremental
+
+import (
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// settleDNS decides again, for every DNS name whose claims changed, which
+// claim owns it and which owners are warned, and updates the DNS group.
+func (e *Engine) settleDNS() {
+	for name := range e.claims.touched {
+		for _, owner := range e.claims.warned[name] {
+			e.statuses.warnDNS(owner, name, -1)
+		}
+		delete(e.claims.warned, name)
+		list := e.claims.dns[name]
+		prev := e.shared.dns[name]
+		if len(list) == 0 {
+			if prev != nil {
+				e.dropDNS(name, prev)
+			}
+			continue
+		}
+		w := list[0]
+		var warned []objects.Key
+		for _, c := range list[1:] {
+			if c.name.Cluster != w.name.Cluster && c.name.Cluster.Name != w.name.Cluster.Name {
+				warned = append(warned, c.owner)
+				e.statuses.warnDNS(c.owner, name, 1)
+			}
+		}
+		if len(warned) > 0 {
+			e.claims.warned[name] = warned
+		}
+		ce := e.shared.clusters[w.name.Cluster.Name]
+		if prev != nil && prev.entry == ce {
+			// The same cluster, so the same resources.
+			prev.winner = w
+			continue
+		}
+		if prev != nil {
+			e.dropDNS(name, prev)
+		}
+		d := &dnsEntry{winner: w, entry: ce}
+		d.res = e.encode(translator.DNSCluster(w.name, e.cfg.Translator))
+		e.set(xdscache.GroupDNS, resource.ClusterType, name, d.res)
+		if ce.dns == nil {
+			ce.dns = map[string]*dnsEntry{}
+		}
+		ce.dns[name] = d
+		e.shared.dns[name] = d
+		e.computeDNSAssignment(d)
+	}
+	clear(e.claims.touched)
+}
+
+func (e *Engine) dropDNS(name string, d *dnsEntry) {
+	delete(d.entry.dns, name)
+	delete(e.shared.dns, name)
+	e.set(xdscache.GroupDNS, resource.ClusterType, name, nil)
+	e.set(xdscache.GroupDNS, resource.EndpointType, name, nil)
+}
+
+// dnsNames lists the DNS names served, for the DAG.
+func (e *Engine) dnsNames() []dag.DNSName {
+	var out []dag.DNSName
+	for _, d := range e.shared.dns {
+		out = append(out, d.winner.name)
+	}
+	return out
+}

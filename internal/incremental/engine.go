@@ -1,0 +1,360 @@
+// Package incremental builds the xDS resources of every consumer group
+// from a snapshot and keeps them up to date as objects change, recomputing
+// only what read a changed object.
+//
+// A build is made of units: one result per root HTTPProxy (dag.BuildRoot)
+// and one per ExtensionService (dag.BuildExtension), each listing the keys
+// of every object it read (Deps). An index from those keys to the units
+// tells, for a change, which units to rebuild; every other unit is reused
+// as it is, with the resources already translated and encoded from it.
+// What no single unit can settle — which root owns a contested host name
+// or DNS name, the status of a proxy several roots include, which proxies
+// are orphans — is kept per host name, per DNS name and per object key, and
+// re-settled only where a change touched it, with the same rules (and the
+// same dag functions) Assemble uses. Shared resources (clusters, their load
+// assignments, secrets) are counted by the units that use them; a load
+// assignment is recomputed when the endpoints of one of its Services
+// change.
+//
+// Update returns what changed per group, type and name. The result is
+// byte-identical to a full build (Reference) of the same snapshot; a test
+// checks that over random sequences of changes.
+//
+// An Engine reads the snapshot it is given, which its caller changes only
+// between calls, and is used by one goroutine.
+package incremental
+
+import (
+	"log/slog"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// Config is what an engine builds with.
+type Config struct {
+	DAG        dag.Options
+	Translator translator.Options
+	// Log receives the one message an engine logs: that it fell back to
+	// full builds (see Engine.Degraded).
+	Log *slog.Logger
+}
+
+// Changes says what changed in the snapshot since the last Update; the
+// snapshot already holds the new state.
+type Changes struct {
+	// Objects are the keys of the objects added, updated or deleted.
+	Objects []objects.Key
+	// Endpoints names the Services whose EndpointSlices changed: the
+	// Service a changed slice belongs to, before and after the change.
+	Endpoints map[types.NamespacedName]bool
+	// AllEndpoints is set when any Service's endpoints may have changed
+	// (a Node changed: its drain annotation applies to every endpoint on
+	// it).
+	AllEndpoints bool
+}
+
+// Delta is what an Update changed.
+type Delta struct {
+	// All is set by the first Update: every resource of Targets is new,
+	// and Changes is nil.
+	All bool
+	// Changes holds, per group, type URL and name, what changed.
+	Changes map[xdscache.Group]map[string]map[string]Change
+	// Assignments counts the load assignments computed, in every group.
+	Assignments int
+}
+
+// Change is one resource before and after an update; Old is nil for a new
+// resource, New for a deleted one.
+type Change struct {
+	Old, New *xdscache.Resource
+}
+
+// Targets are a group's complete resources: type URL to name to resource.
+type Targets map[string]map[string]*xdscache.Resource
+
+// Engine holds the units of the last build and the resources made from
+// them.
+type Engine struct {
+	cfg  Config
+	snap *objects.Snapshot
+
+	exts      dag.Extensions
+	extDeps   *depIndex
+	extClaims map[types.NamespacedName]*dnsClaim
+	roots     map[types.NamespacedName]*rootUnit
+	rootDeps  *depIndex
+
+	claims   claims
+	statuses statusTable
+	shared   sharedTables
+	https    httpsListener
+	targets  map[xdscache.Group]Targets
+
+	// u is the update in progress.
+	u *update
+	// generation counts updates, to tell what an update already computed.
+	generation uint64
+
+	// degraded is set once two different backend sets hash to one cluster
+	// name (see Degraded); ref then holds the last full build.
+	degraded bool
+	ref      *ReferenceResult
+	dagCache *dag.DAG
+}
+
+// New returns an engine that has built nothing; the first Update with
+// every object of snap builds everything.
+func New(snap *objects.Snapshot, cfg Config) *Engine {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	cfg.DAG.KeyPairs = dag.NewKeyPairCache()
+	e := &Engine{
+		cfg:       cfg,
+		snap:      snap,
+		exts:      dag.Extensions{},
+		extClaims: map[types.NamespacedName]*dnsClaim{},
+		extDeps:   newDepIndex(),
+		roots:     map[types.NamespacedName]*rootUnit{},
+		rootDeps:  newDepIndex(),
+		claims:    newClaims(),
+		statuses:  newStatusTable(),
+		shared:    newSharedTables(),
+		targets:   map[xdscache.Group]Targets{},
+	}
+	for _, g := range xdscache.Groups {
+		e.targets[g] = Targets{}
+		for _, t := range xdscache.TypesOf(g) {
+			e.targets[g][t] = map[string]*xdscache.Resource{}
+		}
+	}
+	e.https.init(cfg.Translator)
+	return e
+}
+
+// Targets returns a group's complete resources. The maps belong to the
+// engine: callers must not modify them, and they change with every Update.
+func (e *Engine) Targets(g xdscache.Group) Targets {
+	if e.degraded {
+		return e.ref.Targets[g]
+	}
+	return e.targets[g]
+}
+
+// Statuses returns the status of every object the last build read, sorted
+// by key, as dag.Build reports them.
+func (e *Engine) Statuses() []*dag.Status {
+	if e.degraded {
+		return e.ref.Statuses
+	}
+	return e.statuses.sorted()
+}
+
+// DAG returns the graph of the last build, as dag.Build would return it.
+func (e *Engine) DAG() *dag.DAG {
+	if e.degraded {
+		return e.ref.DAG
+	}
+	if e.dagCache == nil {
+		e.dagCache = e.materialize()
+	}
+	return e.dagCache
+}
+
+// Degraded reports whether the engine has fallen back to full builds: two
+// different backend sets hashed to one cluster name (a 64-bit collision),
+// which Assemble settles by claim order across every root, and which this
+// engine does not track. It then rebuilds everything on every update.
+func (e *Engine) Degraded() bool { return e.degraded }
+
+// Update recomputes what the changes affect and returns what changed.
+// A resource that fails to encode (a string that is not UTF-8) is left out
+// and the first such error returned; everything else is up to date.
+func (e *Engine) Update(ch Changes) (*Delta, error) {
+	e.generation++
+	e.u = newUpdate(e.generation)
+	e.u.initial = e.generation == 1
+	defer func() { e.u = nil }()
+	e.dagCache = nil
+	for _, k := range ch.Objects {
+		e.u.changed[k] = true
+	}
+	if e.generation == 1 {
+		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.encode(translator.HTTPListener(e.cfg.Translator)))
+	}
+
+	oldExts := e.rebuildExtensions()
+	dirtyRoots := e.rebuildRoots()
+	recontribute := e.claims.settleFQDNs(dirtyRoots)
+
+	for nn, old := range oldExts {
+		e.retractExtension(nn, old)
+	}
+	for _, r := range recontribute {
+		e.retractRoot(r)
+	}
+	for nn := range oldExts {
+		if ext := e.exts[nn]; ext != nil {
+			e.addExtension(ext)
+		}
+	}
+	for _, r := range recontribute {
+		if r.res != nil {
+			e.addRoot(r)
+		}
+	}
+	for nn, r := range e.roots {
+		if r.res == nil {
+			delete(e.roots, nn)
+		}
+	}
+	e.settleDNS()
+	e.refreshEndpoints(ch)
+	e.touchObjectStatuses()
+	e.statuses.recompute(e)
+	e.https.publish(e)
+	e.keepKeyPairsSmall()
+
+	if e.degraded {
+		d := e.rebuildReference()
+		d.Assignments = e.u.assignments
+		return d, e.u.err
+	}
+	if e.u.initial {
+		return &Delta{All: true, Assignments: e.u.assignments}, e.u.err
+	}
+	d := e.u.delta(e.targets)
+	d.Assignments = e.u.assignments
+	return d, e.u.err
+}
+
+// keepKeyPairsSmall forgets the remembered certificate checks when they
+// outnumber the Secrets, so that replaced certificates do not pile up.
+func (e *Engine) keepKeyPairsSmall() {
+	if n := e.cfg.DAG.KeyPairs.Len(); n > 2*len(e.snap.Secrets)+64 {
+		e.cfg.DAG.KeyPairs = dag.NewKeyPairCache()
+	}
+}
+
+// rebuildReference recomputes everything with a full build, for a
+// degraded engine, and returns the difference from the last one.
+func (e *Engine) rebuildReference() *Delta {
+	next := Reference(e.snap, e.cfg.DAG, e.cfg.Translator)
+	prev := e.ref
+	if prev == nil {
+		e.cfg.Log.Error("two different backend sets hash to the same cluster name; building everything on every change from now on")
+		prev = &ReferenceResult{Targets: e.targets}
+	}
+	e.ref = next
+	delta := &Delta{}
+	for g, byType := range next.Targets {
+		for t, byName := range byType {
+			old := prev.Targets[g][t]
+			for name, r := range byName {
+				if o := old[name]; o == nil || o.Version != r.Version {
+					delta.set(g, t, name, Change{Old: o, New: r})
+				}
+			}
+			for name, o := range old {
+				if byName[name] == nil {
+					delta.set(g, t, name, Change{Old: o})
+				}
+			}
+		}
+	}
+	return delta
+}
+
+func (d *Delta) set(g xdscache.Group, t, name string, c Change) {
+	if d.Changes == nil {
+		d.Changes = map[xdscache.Group]map[string]map[string]Change{}
+	}
+	if d.Changes[g] == nil {
+		d.Changes[g] = map[string]map[string]Change{}
+	}
+	if d.Changes[g][t] == nil {
+		d.Changes[g][t] = map[string]Change{}
+	}
+	d.Changes[g][t][name] = c
+}
+
+// update is the state of one Update.
+type update struct {
+	generation uint64
+	changed    map[objects.Key]bool
+	// before holds, per group, type and name, the resource a target had
+	// before the update first changed it.
+	before map[xdscache.Group]map[string]map[string]*xdscache.Resource
+	// initial is set for the first update, which starts from nothing and
+	// so need not remember what it replaced.
+	initial bool
+	// assignments counts the load assignments computed.
+	assignments int
+	err         error
+}
+
+func newUpdate(generation uint64) *update {
+	return &update{
+		generation: generation,
+		changed:    map[objects.Key]bool{},
+		before:     map[xdscache.Group]map[string]map[string]*xdscache.Resource{},
+	}
+}
+
+// set changes one target resource (nil deletes it), remembering what it was.
+func (e *Engine) set(g xdscache.Group, t, name string, r *xdscache.Resource) {
+	byName := e.targets[g][t]
+	if e.u.initial {
+		if r == nil {
+			delete(byName, name)
+		} else {
+			byName[name] = r
+		}
+		return
+	}
+	b := e.u.before[g]
+	if b == nil {
+		b = map[string]map[string]*xdscache.Resource{}
+		e.u.before[g] = b
+	}
+	if b[t] == nil {
+		b[t] = map[string]*xdscache.Resource{}
+	}
+	if _, seen := b[t][name]; !seen {
+		b[t][name] = byName[name]
+	}
+	if r == nil {
+		delete(byName, name)
+	} else {
+		byName[name] = r
+	}
+}
+
+// delta lists what differs from before the update, by content.
+func (u *update) delta(targets map[xdscache.Group]Targets) *Delta {
+	d := &Delta{}
+	for g, byType := range u.before {
+		for t, byName := range byType {
+			for name, old := range byName {
+				now := targets[g][t][name]
+				switch {
+				case now == nil && old == nil:
+				case now == nil || old == nil || old.Version != now.Version:
+					d.set(g, t, name, Change{Old: old, New: now})
+				default:
+					// Same content: keep the resource clients hold, so
+					// that identity follows content.
+					targets[g][t][name] = old
+				}
+			}
+		}
+	}
+	return d
+}

@@ -1,0 +1,144 @@
+package incremental
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard-dev/switchyard/internal/churn"
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/scalegen"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+func testSet(t testing.TB, seed int64) *scalegen.Set {
+	t.Helper()
+	set, err := scalegen.Generate(scalegen.Config{
+		Proxies: 40, RoutesPerProxy: 2, ServicesPerRoute: 2, EndpointsPerService: 3,
+		Zones: 2, TLSFraction: 0.6, Seed: seed, TeamSize: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func keysOfChanges(changes []objects.Change) []objects.Key {
+	out := make([]objects.Key, len(changes))
+	for i, c := range changes {
+		out[i] = c.Key
+	}
+	return out
+}
+
+// TestIncrementalEqualsFullBuild applies random sequences of changes and,
+// after each, compares the engine with a full build of the same snapshot:
+// every resource of every group byte for byte, every status, and the DAG.
+func TestIncrementalEqualsFullBuild(t *testing.T) {
+	seeds, steps := 6, 250
+	if testing.Short() {
+		seeds, steps = 2, 80
+	}
+	seen := map[string]int{}
+	defer func() {
+		// The sequences must reach what crosses units, or they prove
+		// little.
+		for _, want := range []string{"DuplicateFQDN", "DNSNameTaken", "IncludeCycle", "RootIncluded", "IncludeNotFound",
+			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName"} {
+			if seen[want] == 0 && !t.Failed() && !testing.Short() {
+				t.Errorf("no step produced %s", want)
+			}
+		}
+	}()
+	for seed := range int64(seeds) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			set := testSet(t, seed)
+			snap := set.Snapshot()
+			opts := Config{Translator: translator.DefaultOptions()}
+			e := New(snap, opts)
+			if _, err := e.Update(Changes{Objects: keysOfChanges(set.Changes())}); err != nil {
+				t.Fatal(err)
+			}
+			compare(t, e, snap, opts, "initial build")
+			m := churn.New(seed, snap)
+			for step := range steps {
+				changes, endpoints, all := m.Step()
+				if _, err := e.Update(Changes{Objects: keysOfChanges(changes), Endpoints: endpoints, AllEndpoints: all}); err != nil {
+					t.Fatal(err)
+				}
+				if !compare(t, e, snap, opts, fmt.Sprintf("step %d (%s)", step, describe(changes))) {
+					return
+				}
+				tally(seen, e.Statuses())
+			}
+		})
+	}
+}
+
+func tally(seen map[string]int, sts []*dag.Status) {
+	for _, st := range sts {
+		if st.State == "orphaned" {
+			seen["Orphaned"]++
+		}
+		for _, c := range append(st.Errors, st.Warnings...) {
+			seen[c.Reason]++
+		}
+	}
+}
+
+func describe(changes []objects.Change) string {
+	s := ""
+	for i, c := range changes {
+		if i > 0 {
+			s += ", "
+		}
+		verb := "upsert"
+		if c.Object == nil {
+			verb = "delete"
+		}
+		s += verb + " " + c.Key.String()
+	}
+	return s
+}
+
+// compare reports every difference between the engine and a full build.
+func compare(t *testing.T, e *Engine, snap *objects.Snapshot, cfg Config, when string) bool {
+	t.Helper()
+	want := Reference(snap, dag.Options{}, cfg.Translator)
+	ok := true
+	for _, g := range xdscache.Groups {
+		got := e.Targets(g)
+		for _, typ := range xdscache.TypesOf(g) {
+			for name, w := range want.Targets[g][typ] {
+				switch r := got[typ][name]; {
+				case r == nil:
+					t.Errorf("%s: %s %s %s missing", when, g, typ, name)
+					ok = false
+				case !bytes.Equal(r.Any.Value, w.Any.Value) || r.Version != w.Version:
+					t.Errorf("%s: %s %s %s differs:\n%s", when, g, typ, name, cmp.Diff(w.Message, r.Message, protocmpTransform()))
+					ok = false
+				}
+			}
+			for name := range got[typ] {
+				if want.Targets[g][typ][name] == nil {
+					t.Errorf("%s: %s %s %s should not be there", when, g, typ, name)
+					ok = false
+				}
+			}
+		}
+	}
+	if diff := cmp.Diff(want.Statuses, e.Statuses()); diff != "" {
+		t.Errorf("%s: statuses (-full +incremental):\n%s", when, diff)
+		ok = false
+	}
+	if !reflect.DeepEqual(want.DAG, e.DAG()) {
+		t.Errorf("%s: the DAG differs", when)
+		ok = false
+	}
+	return ok
+}

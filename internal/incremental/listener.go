@@ -1,0 +1,134 @@
+package incremental
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// httpsListener keeps the HTTPS listener's filter chains, one per secure
+// virtual host, each encoded once. The listener holds every chain, so
+// encoding it whole after each change would cost as much as all the hosts
+// together; instead its encoding is put together from the chains' own,
+// between the bytes of the listener's other fields, which is exactly what
+// encoding it whole gives (a test compares the two).
+type httpsListener struct {
+	opts translator.Options
+	// prefix and suffix are the listener's encoding before and after its
+	// filter_chains field.
+	prefix, suffix []byte
+	tag            []byte
+	chains         map[string]*chain
+	// order is the host names of chains, sorted: the listener's order.
+	order []string
+	// before holds, for the hosts touched by the update in progress, their
+	// chain's encoding before it (nil when it had none).
+	before map[string][]byte
+}
+
+type chain struct {
+	fc  *envoy_config_listener_v3.FilterChain
+	enc []byte
+}
+
+func (h *httpsListener) init(opts translator.Options) {
+	h.opts = opts
+	h.chains = map[string]*chain{}
+	h.before = map[string][]byte{}
+	field := (&envoy_config_listener_v3.Listener{}).ProtoReflect().Descriptor().Fields().ByName("filter_chains").Number()
+	h.tag = protowire.AppendTag(nil, field, protowire.BytesType)
+	probe := translator.HTTPSListenerWithChains([]*envoy_config_listener_v3.FilterChain{{Name: "probe"}}, opts)
+	b, err := xdscache.Marshal(probe)
+	if err != nil {
+		panic(fmt.Sprintf("incremental: encoding the HTTPS listener: %v", err))
+	}
+	for rest := b; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if n < 0 || m < 0 {
+			panic("incremental: cannot parse the HTTPS listener's encoding")
+		}
+		if num == field {
+			start := len(b) - len(rest)
+			h.prefix, h.suffix = b[:start], b[start+n+m:]
+			return
+		}
+		rest = rest[n+m:]
+	}
+	panic("incremental: the HTTPS listener's encoding has no filter chain")
+}
+
+func (h *httpsListener) touch(fqdn string) {
+	if _, ok := h.before[fqdn]; ok {
+		return
+	}
+	var enc []byte
+	if c := h.chains[fqdn]; c != nil {
+		enc = c.enc
+	}
+	h.before[fqdn] = enc
+}
+
+func (h *httpsListener) put(fqdn string, fc *envoy_config_listener_v3.FilterChain, enc []byte) {
+	h.touch(fqdn)
+	if h.chains[fqdn] == nil {
+		i := sort.SearchStrings(h.order, fqdn)
+		h.order = insertAt(h.order, i, fqdn)
+	}
+	h.chains[fqdn] = &chain{fc: fc, enc: enc}
+}
+
+func (h *httpsListener) remove(fqdn string) {
+	h.touch(fqdn)
+	if h.chains[fqdn] == nil {
+		return
+	}
+	delete(h.chains, fqdn)
+	i := sort.SearchStrings(h.order, fqdn)
+	h.order = append(h.order[:i], h.order[i+1:]...)
+}
+
+// publish rebuilds the listener when a chain changed.
+func (h *httpsListener) publish(e *Engine) {
+	changed := false
+	for fqdn, old := range h.before {
+		c := h.chains[fqdn]
+		if (c == nil) != (old == nil) || (c != nil && !bytes.Equal(c.enc, old)) {
+			changed = true
+			break
+		}
+	}
+	clear(h.before)
+	if !changed {
+		return
+	}
+	if len(h.order) == 0 {
+		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, nil)
+		return
+	}
+	size := len(h.prefix) + len(h.suffix)
+	fcs := make([]*envoy_config_listener_v3.FilterChain, len(h.order))
+	for i, fqdn := range h.order {
+		c := h.chains[fqdn]
+		fcs[i] = c.fc
+		size += len(h.tag) + protowire.SizeVarint(uint64(len(c.enc))) + len(c.enc)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, h.prefix...)
+	for _, fqdn := range h.order {
+		enc := h.chains[fqdn].enc
+		b = append(b, h.tag...)
+		b = protowire.AppendVarint(b, uint64(len(enc)))
+		b = append(b, enc...)
+	}
+	b = append(b, h.suffix...)
+	l := translator.HTTPSListenerWithChains(fcs, h.opts)
+	e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, xdscache.NewEncodedResource(l, b))
+}

@@ -1,0 +1,234 @@
+package incremental
+
+import (
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// contribution is what a root added to the build, kept so that it can be
+// taken back exactly.
+type contribution struct {
+	res *dag.RootResult
+	// winner is set when the root owns its host name (or has none); a
+	// losing root contributes its own status and the DuplicateFQDN error.
+	winner bool
+	owner  types.NamespacedName
+	dns    []*dnsClaim
+}
+
+// rootOutput is the translation of one root's result: its route
+// configurations, HTTPS filter chain and gRPC resources, encoded.
+type rootOutput struct {
+	res         *dag.RootResult
+	scoped      *xdscache.Resource
+	http        *xdscache.Resource
+	https       *xdscache.Resource
+	chain       *envoy_config_listener_v3.FilterChain
+	chainBytes  []byte
+	grpcRC      *xdscache.Resource
+	grpcLis     []*xdscache.Resource
+	grpcCluster []*dag.Cluster
+}
+
+func rootKey(nn types.NamespacedName) objects.Key {
+	return objects.Key{Kind: objects.KindHTTPProxy, Namespace: nn.Namespace, Name: nn.Name}
+}
+
+// addRoot adds what a root contributes given its standing on its host
+// name.
+func (e *Engine) addRoot(r *rootUnit) {
+	res := r.res
+	winner, owner := e.claims.standing(r)
+	c := &contribution{res: res, winner: winner}
+	r.added = c
+	key := rootKey(r.nn)
+	if !winner {
+		c.owner = owner.nn
+		e.statuses.addPart(key, r, res.Statuses[key])
+		e.statuses.lostFQDN[key] = dag.DuplicateFQDN(res.FQDN, c.owner)
+		return
+	}
+	for k, st := range res.Statuses {
+		e.statuses.addPart(k, r, st)
+	}
+	for _, cl := range res.Clusters {
+		e.refCluster(cl)
+	}
+	for _, s := range res.Secrets {
+		e.refSecret(s)
+	}
+	out := e.output(r)
+	e.putRootResources(res, out)
+	for _, cl := range out.grpcCluster {
+		e.refGRPCCluster(cl)
+	}
+	for i, n := range res.DNSNames {
+		cl := &dnsClaim{name: n, owner: key, root: res, index: i}
+		c.dns = append(c.dns, cl)
+		e.claims.addDNS(cl)
+	}
+}
+
+// retractRoot takes back what a root contributed.
+func (e *Engine) retractRoot(r *rootUnit) {
+	c := r.added
+	if c == nil {
+		return
+	}
+	r.added = nil
+	key := rootKey(r.nn)
+	if !c.winner {
+		e.statuses.removePart(key, r)
+		delete(e.statuses.lostFQDN, key)
+		return
+	}
+	res := c.res
+	for k := range res.Statuses {
+		e.statuses.removePart(k, r)
+	}
+	for _, cl := range c.dns {
+		e.claims.removeDNS(cl)
+	}
+	out := r.out
+	if out == nil || out.res != res {
+		out = e.translateRoot(res)
+	}
+	for _, cl := range out.grpcCluster {
+		e.unrefGRPCCluster(cl)
+	}
+	e.removeRootResources(res, out)
+	for _, s := range res.Secrets {
+		e.unrefSecret(s)
+	}
+	for _, cl := range res.Clusters {
+		e.unrefCluster(cl)
+	}
+}
+
+// output returns the translation of a root's current result, translating
+// it the first time.
+func (e *Engine) output(r *rootUnit) *rootOutput {
+	if r.out == nil || r.out.res != r.res {
+		r.out = e.translateRoot(r.res)
+	}
+	return r.out
+}
+
+// translateRoot translates and encodes what one root serves: the same
+// per-host resources translator.Envoy and translator.GRPC make.
+func (e *Engine) translateRoot(res *dag.RootResult) *rootOutput {
+	out := &rootOutput{res: res}
+	if vh := res.Insecure; vh != nil {
+		out.scoped = e.encode(translator.ScopedRoute(vh))
+		out.http = e.encode(translator.HTTPRouteConfig(vh))
+	}
+	if svh := res.Secure; svh != nil {
+		if rc := translator.HTTPSRouteConfig(svh); rc != nil {
+			out.https = e.encode(rc)
+		}
+		if fc := translator.HTTPSFilterChain(svh); fc != nil {
+			b, err := xdscache.Marshal(fc)
+			if err != nil && e.u.err == nil {
+				e.u.err = err
+			}
+			if err == nil {
+				out.chain, out.chainBytes = fc, b
+			}
+		}
+	}
+	if res.Insecure == nil && res.Secure == nil {
+		return out
+	}
+	h := translator.GRPCHost{FQDN: res.FQDN, Plain: res.Insecure, Secure: res.Secure}
+	if rc := translator.GRPCRouteConfig(h); rc != nil {
+		out.grpcRC = e.encode(rc)
+		for _, l := range translator.GRPCListeners(h) {
+			out.grpcLis = append(out.grpcLis, e.encode(l))
+		}
+		out.grpcCluster = translator.GRPCClusters(h)
+	}
+	return out
+}
+
+func (e *Engine) putRootResources(res *dag.RootResult, out *rootOutput) {
+	e.rootResources(res, out, false)
+}
+
+func (e *Engine) removeRootResources(res *dag.RootResult, out *rootOutput) {
+	e.rootResources(res, out, true)
+}
+
+// rootResources sets (or, with remove, deletes) a root's own resources.
+func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool) {
+	put := func(g xdscache.Group, t, name string, r *xdscache.Resource) {
+		if r == nil {
+			return
+		}
+		if remove {
+			r = nil
+		}
+		e.set(g, t, name, r)
+	}
+	fqdn := res.FQDN
+	put(xdscache.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn), out.scoped)
+	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn), out.http)
+	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn), out.https)
+	put(xdscache.GroupGRPC, resource.RouteType, translator.GRPCRouteName(fqdn), out.grpcRC)
+	for _, l := range out.grpcLis {
+		if l != nil {
+			put(xdscache.GroupGRPC, resource.ListenerType, l.Name, l)
+		}
+	}
+	if out.chain != nil {
+		if remove {
+			e.https.remove(fqdn)
+		} else {
+			e.https.put(fqdn, out.chain, out.chainBytes)
+		}
+	}
+}
+
+// addExtension adds what an ExtensionService contributes: its status and,
+// when valid, its cluster, secrets and DNS name.
+func (e *Engine) addExtension(ext *dag.ExtensionResult) {
+	key := objects.NewKey(objects.KindExtensionService, ext.Name)
+	e.statuses.addPart(key, extUnit(ext.Name), ext.Status)
+	if ext.Cluster == nil {
+		return
+	}
+	e.refCluster(ext.Cluster)
+	for _, s := range ext.Secrets {
+		e.refSecret(s)
+	}
+	e.claims.addDNS(e.extClaim(ext))
+}
+
+func (e *Engine) retractExtension(nn types.NamespacedName, ext *dag.ExtensionResult) {
+	if ext == nil {
+		return
+	}
+	key := objects.NewKey(objects.KindExtensionService, nn)
+	e.statuses.removePart(key, extUnit(nn))
+	if ext.Cluster == nil {
+		return
+	}
+	e.claims.removeDNS(e.extClaims[nn])
+	delete(e.extClaims, nn)
+	for _, s := range ext.Secrets {
+		e.unrefSecret(s)
+	}
+	e.unrefCluster(ext.Cluster)
+}
+
+func (e *Engine) extClaim(ext *dag.ExtensionResult) *dnsClaim {
+	key := objects.NewKey(objects.KindExtensionService, ext.Name)
+	cl := &dnsClaim{name: dag.DNSName{Name: dag.ExtensionDNSName(ext.Name), Cluster: ext.Cluster}, owner: key}
+	e.extClaims[ext.Name] = cl
+	return cl
+}
