@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/switchyard-dev/switchyard/internal/incremental"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
@@ -31,6 +32,10 @@ import (
 // A cluster no route configuration uses any more stays for Linger, so
 // requests still on their way to it find it. New route configurations (a
 // new host) go out at once: no client is routing through them yet.
+//
+// The stager works on what changed: a route configuration is looked at
+// again only when its target changes or while it waits for a cluster, so a
+// step costs nothing for the thousands of hosts an edit did not touch.
 
 // DefaultWarmup and DefaultLinger are the staging delays: long enough for a
 // client to fetch a cluster and its endpoints, short enough that an edit is
@@ -54,12 +59,16 @@ type stager struct {
 	// at once and removals are immediate.
 	staged bool
 
-	target map[string][]*xdscache.Resource
+	// target is the group's resources as built (the engine's, read only).
+	target incremental.Targets
 	// current holds the route configurations clients have, by name.
 	current map[string]*xdscache.Resource
 	// refs records, per route configuration, since when each cluster it
 	// references (or warms up) has been out.
-	refs      map[string]map[string]time.Time
+	refs map[string]map[string]time.Time
+	// pending are the route configurations published while their target
+	// waits for clusters to warm up.
+	pending   map[string]bool
 	lingering map[string]lingerer
 	started   bool
 }
@@ -75,118 +84,134 @@ func newStager(staged, warmupRoutes bool, warmup, linger time.Duration) *stager 
 		staged: staged, warmupRoutes: warmupRoutes, warmup: warmup, linger: linger,
 		current:   map[string]*xdscache.Resource{},
 		refs:      map[string]map[string]time.Time{},
+		pending:   map[string]bool{},
 		lingering: map[string]lingerer{},
 	}
 }
 
-// stage records a new target (nil keeps the last) and returns what to
-// publish now, and when to call it again (zero when nothing is pending).
-func (s *stager) stage(target map[string][]*xdscache.Resource, now time.Time) (map[string][]*xdscache.Resource, time.Time) {
-	if !s.staged {
-		if target != nil {
-			s.target = target
-		}
-		return s.target, time.Time{}
-	}
-	if target != nil {
-		s.retire(target, now)
-		s.target = target
-	}
-	return s.publish(now)
-}
-
-// retire starts lingering the clusters the new target drops and stops it
-// for those it brings back.
-func (s *stager) retire(target map[string][]*xdscache.Resource, now time.Time) {
-	next := byName(target[typeCluster])
-	if s.target != nil && s.started {
-		assignments := byName(s.target[typeEndpoint])
-		for name, c := range byName(s.target[typeCluster]) {
-			if _, kept := next[name]; !kept {
-				s.lingering[name] = lingerer{cluster: c, cla: assignments[name], until: now.Add(s.linger)}
+// stage records a build of the group (target, and what changed in it;
+// all when everything is new) and returns what to publish now.
+func (s *stager) stage(target incremental.Targets, changes map[string]map[string]incremental.Change, all bool, now time.Time) []xdscache.Change {
+	s.target = target
+	var out []xdscache.Change
+	if all {
+		for t, byName := range target {
+			for name, r := range byName {
+				if s.staged && t == typeRoute {
+					out = s.route(name, r, now, out)
+					continue
+				}
+				out = append(out, xdscache.Change{TypeURL: t, Name: name, Resource: r})
 			}
 		}
+		s.started = true
+		return out
 	}
-	for name := range next {
-		delete(s.lingering, name)
+	if !s.staged {
+		for t, byName := range changes {
+			for name, c := range byName {
+				out = append(out, xdscache.Change{TypeURL: t, Name: name, Resource: c.New})
+			}
+		}
+		return out
+	}
+	s.retire(changes, now)
+	for t, byName := range changes {
+		if t == typeRoute {
+			continue
+		}
+		for name, c := range byName {
+			if _, kept := s.lingering[name]; kept && c.New == nil && (t == typeCluster || t == typeEndpoint) {
+				continue
+			}
+			out = append(out, xdscache.Change{TypeURL: t, Name: name, Resource: c.New})
+		}
+	}
+	for name, c := range changes[typeRoute] {
+		if c.New == nil {
+			delete(s.current, name)
+			delete(s.refs, name)
+			delete(s.pending, name)
+			out = append(out, xdscache.Change{TypeURL: typeRoute, Name: name})
+			continue
+		}
+		out = s.route(name, c.New, now, out)
+	}
+	// Whatever else is due goes out with this step, as it would on a tick.
+	return append(out, s.tick(now)...)
+}
+
+// retire starts lingering the clusters the build drops and stops it for
+// those it brings back.
+func (s *stager) retire(changes map[string]map[string]incremental.Change, now time.Time) {
+	for name, c := range changes[typeCluster] {
+		switch {
+		case c.New != nil:
+			delete(s.lingering, name)
+		case c.Old != nil && s.started:
+			s.lingering[name] = lingerer{cluster: c.Old, cla: changes[typeEndpoint][name].Old, until: now.Add(s.linger)}
+		}
 	}
 	s.started = true
 }
 
-// publish assembles what goes out now.
-func (s *stager) publish(now time.Time) (map[string][]*xdscache.Resource, time.Time) {
-	var next time.Time
-	later := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
+// tick publishes what is due: route configurations whose clusters have
+// warmed up, and the end of lingering.
+func (s *stager) tick(now time.Time) []xdscache.Change {
+	if !s.staged {
+		return nil
 	}
-	out := map[string][]*xdscache.Resource{}
-	for t, rs := range s.target {
-		if t != typeRoute {
-			out[t] = rs
+	var out []xdscache.Change
+	for name := range s.pending {
+		if tgt := s.target[typeRoute][name]; tgt != nil {
+			out = s.route(name, tgt, now, out)
+		} else {
+			delete(s.pending, name)
 		}
 	}
 	for name, l := range s.lingering {
-		if !now.Before(l.until) {
-			delete(s.lingering, name)
+		if now.Before(l.until) {
 			continue
 		}
-		later(l.until)
-		out[typeCluster] = append(out[typeCluster], l.cluster)
+		delete(s.lingering, name)
+		out = append(out, xdscache.Change{TypeURL: typeCluster, Name: name})
 		if l.cla != nil {
-			out[typeEndpoint] = append(out[typeEndpoint], l.cla)
-		}
-	}
-	if _, serves := s.target[typeRoute]; serves {
-		out[typeRoute] = s.routes(now, later)
-	}
-	return out, next
-}
-
-// routes decides, per route configuration, between its target and the
-// version clients have (with a warm-up route for gRPC).
-func (s *stager) routes(now time.Time, later func(time.Time)) []*xdscache.Resource {
-	out := make([]*xdscache.Resource, 0, len(s.target[typeRoute]))
-	seen := map[string]bool{}
-	for _, tgt := range s.target[typeRoute] {
-		seen[tgt.Name] = true
-		cur, known := s.current[tgt.Name]
-		refs := s.refs[tgt.Name]
-		if refs == nil {
-			refs = map[string]time.Time{}
-			s.refs[tgt.Name] = refs
-		}
-		var cold []string
-		for _, c := range routeClusters(tgt.Message) {
-			since, ok := refs[c]
-			switch {
-			case !known:
-				refs[c] = now.Add(-s.warmup)
-			case !ok:
-				refs[c] = now
-				cold = append(cold, c)
-				later(now.Add(s.warmup))
-			case now.Before(since.Add(s.warmup)):
-				cold = append(cold, c)
-				later(since.Add(s.warmup))
-			}
-		}
-		if len(cold) == 0 {
-			s.current[tgt.Name] = tgt
-			s.forget(tgt)
-			out = append(out, tgt)
-			continue
-		}
-		out = append(out, s.warming(cur, cold))
-	}
-	for name := range s.current {
-		if !seen[name] {
-			delete(s.current, name)
-			delete(s.refs, name)
+			out = append(out, xdscache.Change{TypeURL: typeEndpoint, Name: name})
 		}
 	}
 	return out
+}
+
+// route decides between a route configuration's target and the version
+// clients have (with a warm-up route for gRPC), and appends it to out.
+func (s *stager) route(name string, tgt *xdscache.Resource, now time.Time, out []xdscache.Change) []xdscache.Change {
+	cur, known := s.current[name]
+	refs := s.refs[name]
+	if refs == nil {
+		refs = map[string]time.Time{}
+		s.refs[name] = refs
+	}
+	var cold []string
+	for _, c := range routeClusters(tgt.Message) {
+		since, ok := refs[c]
+		switch {
+		case !known:
+			refs[c] = now.Add(-s.warmup)
+		case !ok:
+			refs[c] = now
+			cold = append(cold, c)
+		case now.Before(since.Add(s.warmup)):
+			cold = append(cold, c)
+		}
+	}
+	if len(cold) == 0 {
+		s.current[name] = tgt
+		s.forget(tgt)
+		delete(s.pending, name)
+		return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: tgt})
+	}
+	s.pending[name] = true
+	return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: s.warming(cur, cold)})
 }
 
 // forget drops the clusters a published route configuration no longer
@@ -270,31 +295,11 @@ func routeClusters(m proto.Message) []string {
 	return out
 }
 
-func byName(rs []*xdscache.Resource) map[string]*xdscache.Resource {
-	m := make(map[string]*xdscache.Resource, len(rs))
-	for _, r := range rs {
-		m[r.Name] = r
-	}
-	return m
-}
-
-// updateEndpoints records load assignments the endpoint path pushed, so a
-// later step does not publish the older ones of the last full build.
-func (s *stager) updateEndpoints(changed map[string]*xdscache.Resource) {
-	if len(changed) == 0 {
-		return
-	}
-	eps := s.target[typeEndpoint]
-	for i, r := range eps {
-		if n, ok := changed[r.Name]; ok {
-			eps[i] = n
-		}
-	}
-}
-
-// peek reports when the next step is due without changing anything.
-func (s *stager) peek(now time.Time) time.Time {
-	if !s.staged || s.target == nil {
+// next reports when the next step is due (zero when nothing is pending):
+// the end of a linger, or the time every cluster a pending route
+// configuration waits for has warmed up.
+func (s *stager) next(now time.Time) time.Time {
+	if !s.staged {
 		return time.Time{}
 	}
 	var next time.Time
@@ -309,15 +314,18 @@ func (s *stager) peek(now time.Time) time.Time {
 	for _, l := range s.lingering {
 		later(l.until)
 	}
-	for _, tgt := range s.target[typeRoute] {
-		if s.current[tgt.Name] == tgt {
+	for name := range s.pending {
+		tgt := s.target[typeRoute][name]
+		if tgt == nil {
 			continue
 		}
+		var ready time.Time
 		for _, c := range routeClusters(tgt.Message) {
-			if since, ok := s.refs[tgt.Name][c]; ok {
-				later(since.Add(s.warmup))
+			if since, ok := s.refs[name][c]; ok && since.Add(s.warmup).After(ready) {
+				ready = since.Add(s.warmup)
 			}
 		}
+		later(ready)
 	}
 	return next
 }
