@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,7 +123,11 @@ func Start() (*Env, error) {
 	api.Port = strconv.Itoa(port) // SecureServing.Port
 	api.Configure().
 		Set("advertise-address", "127.0.0.1").
-		Set("endpoint-reconciler-type", "none")
+		Set("endpoint-reconciler-type", "none").
+		// Close watches on shutdown instead of waiting for the HTTP server to
+		// time out on them (60 s), so that StopAPIServer is quick with
+		// informers connected.
+		Set("shutdown-watch-termination-grace-period", "2s")
 
 	start := time.Now()
 	cfg, err := e.Start()
@@ -276,5 +281,44 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Lazy starts an Env on first use, so that a package whose tests mostly
+// need no API server starts one only when such a test runs:
+//
+//	var kube testenv.Lazy
+//
+//	func TestMain(m *testing.M) { code := m.Run(); kube.Stop(); os.Exit(code) }
+//
+//	func TestSomething(t *testing.T) { env := kube.Get(t); ... }
+type Lazy struct {
+	once sync.Once
+	env  *Env
+	err  error
+}
+
+// Get returns the Env, starting it the first time; a failure to start
+// fails every test that asks.
+func (l *Lazy) Get(t testing.TB) *Env {
+	t.Helper()
+	l.once.Do(func() {
+		l.env, l.err = Start()
+		if l.err == nil {
+			fmt.Fprintf(os.Stderr, "testenv: kube-apiserver %s and etcd started with the CRDs in %v\n", K8sVersion, l.env.Started.Round(time.Millisecond))
+		}
+	})
+	if l.err != nil {
+		t.Fatalf("testenv: %v", l.err)
+	}
+	return l.env
+}
+
+// Stop stops the Env if it was started.
+func (l *Lazy) Stop() {
+	if l.env != nil {
+		if err := l.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
+		}
 	}
 }
