@@ -19,7 +19,17 @@ func CRDs() map[string][]byte { return read("crds") }
 
 // Manifests returns the other manifests of this directory (namespace,
 // RBAC, Deployments, Services), by file name.
-func Manifests() map[string][]byte { return read(".") }
+func Manifests() map[string][]byte {
+	m := read(".")
+	delete(m, KustomizationFile)
+	return m
+}
+
+// KustomizationFile lists every manifest, for kubectl apply -k.
+const KustomizationFile = "kustomization.yaml"
+
+// Kustomization returns KustomizationFile.
+func Kustomization() []byte { return read(".")[KustomizationFile] }
 
 // Names returns the keys of m in order, the order users apply them in.
 func Names(m map[string][]byte) []string {
