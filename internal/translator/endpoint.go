@@ -8,6 +8,7 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
@@ -45,8 +46,11 @@ func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, 
 	}
 	backends := slices.Clone(spec.Backends)
 	slices.SortStableFunc(backends, compareBackends)
-	drainZones := make(map[string]bool, len(opts.DrainZones))
+	var drainZones map[string]bool
 	for _, z := range opts.DrainZones {
+		if drainZones == nil {
+			drainZones = make(map[string]bool, len(opts.DrainZones))
+		}
 		drainZones[z] = true
 	}
 
@@ -112,9 +116,19 @@ type endpoint struct {
 	health envoy_config_core_v3.HealthStatus
 }
 
+// hostPort is an endpoint's address: host is the IP as netip writes it (or
+// the text as given when it is not an IP), ip the parsed IP.
 type hostPort struct {
 	host string
 	port int32
+	ip   netip.Addr
+	isIP bool
+}
+
+// zonedEndpoint is an endpoint with its zone, as collected from slices.
+type zonedEndpoint struct {
+	zone string
+	endpoint
 }
 
 // priorityLocalities builds the localities of the backends of one priority.
@@ -130,15 +144,29 @@ func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.L
 	zoneWeights := localityWeights(weights, healthy)
 	subZones := subZoneNames(groups)
 
-	var out []*envoy_config_endpoint_v3.LocalityLbEndpoints
+	n := 0
+	for _, g := range groups {
+		n += len(g.zones)
+	}
+	// One allocation for all the localities' messages: a build makes
+	// thousands of them.
+	type localityBlock struct {
+		lle      envoy_config_endpoint_v3.LocalityLbEndpoints
+		locality envoy_config_core_v3.Locality
+		weight   wrapperspb.UInt32Value
+	}
+	blocks := make([]localityBlock, n)
+	out := make([]*envoy_config_endpoint_v3.LocalityLbEndpoints, 0, n)
 	for i, g := range groups {
 		for j, z := range g.zones {
-			out = append(out, &envoy_config_endpoint_v3.LocalityLbEndpoints{
-				Locality:            &envoy_config_core_v3.Locality{Zone: z.zone, SubZone: subZones[i]},
-				LbEndpoints:         lbEndpoints(z.endpoints),
-				LoadBalancingWeight: u32(zoneWeights[i][j]),
-				Priority:            g.backend.Priority,
-			})
+			b := &blocks[len(out)]
+			b.locality.Zone, b.locality.SubZone = z.zone, subZones[i]
+			b.weight.Value = zoneWeights[i][j]
+			b.lle.Locality = &b.locality
+			b.lle.LbEndpoints = lbEndpoints(z.endpoints)
+			b.lle.LoadBalancingWeight = &b.weight
+			b.lle.Priority = g.backend.Priority
+			out = append(out, &b.lle)
 		}
 	}
 	return out
@@ -164,17 +192,37 @@ func subZoneNames(groups []backendEndpoints) []string {
 	return out
 }
 
+// lbEndpointBlock holds the seven messages of one LbEndpoint, so that a
+// locality's endpoints take one allocation instead of seven each: they are
+// most of what a build allocates.
+type lbEndpointBlock struct {
+	lb     envoy_config_endpoint_v3.LbEndpoint
+	host   envoy_config_endpoint_v3.LbEndpoint_Endpoint
+	ep     envoy_config_endpoint_v3.Endpoint
+	addr   envoy_config_core_v3.Address
+	socket envoy_config_core_v3.Address_SocketAddress
+	sa     envoy_config_core_v3.SocketAddress
+	port   envoy_config_core_v3.SocketAddress_PortValue
+}
+
+// lbEndpoints builds what socketAddress builds for each endpoint, inside
+// its LbEndpoint.
 func lbEndpoints(eps []endpoint) []*envoy_config_endpoint_v3.LbEndpoint {
-	out := make([]*envoy_config_endpoint_v3.LbEndpoint, 0, len(eps))
-	for _, ep := range eps {
-		out = append(out, &envoy_config_endpoint_v3.LbEndpoint{
-			HostIdentifier: &envoy_config_endpoint_v3.LbEndpoint_Endpoint{
-				Endpoint: &envoy_config_endpoint_v3.Endpoint{
-					Address: socketAddress(ep.addr.host, uint32(ep.addr.port)),
-				},
-			},
-			HealthStatus: ep.health,
-		})
+	blocks := make([]lbEndpointBlock, len(eps))
+	out := make([]*envoy_config_endpoint_v3.LbEndpoint, len(eps))
+	for i, ep := range eps {
+		b := &blocks[i]
+		b.port.PortValue = uint32(ep.addr.port)
+		b.sa.Protocol = envoy_config_core_v3.SocketAddress_TCP
+		b.sa.Address = ep.addr.host
+		b.sa.PortSpecifier = &b.port
+		b.socket.SocketAddress = &b.sa
+		b.addr.Address = &b.socket
+		b.ep.Address = &b.addr
+		b.host.Endpoint = &b.ep
+		b.lb.HostIdentifier = &b.host
+		b.lb.HealthStatus = ep.health
+		out[i] = &b.lb
 	}
 	return out
 }
@@ -193,7 +241,7 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 	}
 	svcDrained := objects.Drained(svc.Annotations)
 
-	byZone := map[string]map[hostPort]envoy_config_core_v3.HealthStatus{}
+	var eps []zonedEndpoint
 	for _, es := range snap.SlicesFor(b.Service) {
 		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue // FQDN slices name hosts, not addresses Envoy can connect to
@@ -212,43 +260,43 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 				(svcDrained || drainZones[zone] || nodeDrained(snap, ep.NodeName)) {
 				health = envoy_config_core_v3.HealthStatus_DRAINING
 			}
-			addEndpoint(byZone, zone, hostPort{canonicalAddress(ep.Addresses[0]), port}, health)
+			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(ep.Addresses[0], port), health: health}})
 		}
 	}
-	return sortZones(byZone)
+	return byZone(eps)
 }
 
-// addEndpoint records an endpoint, keeping the healthier status when the
-// same address and port appear twice in a zone (an endpoint moving between
-// slices shows up in both for a moment).
-func addEndpoint(byZone map[string]map[hostPort]envoy_config_core_v3.HealthStatus, zone string, hp hostPort, health envoy_config_core_v3.HealthStatus) {
-	eps := byZone[zone]
-	if eps == nil {
-		eps = map[hostPort]envoy_config_core_v3.HealthStatus{}
-		byZone[zone] = eps
+// byZone groups endpoints by zone, zones sorted by name and each zone's
+// endpoints by address and port. An address and port listed twice in a
+// zone (an endpoint moving between slices shows up in both for a moment)
+// is kept once, HEALTHY if either is.
+func byZone(eps []zonedEndpoint) []zoneEndpoints {
+	if len(eps) == 0 {
+		return nil
 	}
-	if old, ok := eps[hp]; ok && old == envoy_config_core_v3.HealthStatus_HEALTHY {
-		return
-	}
-	eps[hp] = health
-}
-
-// sortZones turns the zone map into zones sorted by name, each with its
-// endpoints sorted by address and port.
-func sortZones(byZone map[string]map[hostPort]envoy_config_core_v3.HealthStatus) []zoneEndpoints {
-	out := make([]zoneEndpoints, 0, len(byZone))
-	for zone, eps := range byZone {
-		z := zoneEndpoints{zone: zone, endpoints: make([]endpoint, 0, len(eps))}
-		for hp, health := range eps {
-			z.endpoints = append(z.endpoints, endpoint{addr: hp, health: health})
-			if health == envoy_config_core_v3.HealthStatus_HEALTHY {
+	slices.SortFunc(eps, func(a, b zonedEndpoint) int {
+		return cmp.Or(cmp.Compare(a.zone, b.zone), compareHostPort(a.addr, b.addr))
+	})
+	var out []zoneEndpoints
+	for i, ep := range eps {
+		if i > 0 && ep.zone == eps[i-1].zone && compareHostPort(ep.addr, eps[i-1].addr) == 0 {
+			z := &out[len(out)-1]
+			last := &z.endpoints[len(z.endpoints)-1]
+			if last.health != envoy_config_core_v3.HealthStatus_HEALTHY && ep.health == envoy_config_core_v3.HealthStatus_HEALTHY {
+				last.health = ep.health
 				z.healthy++
 			}
+			continue
 		}
-		slices.SortFunc(z.endpoints, func(a, b endpoint) int { return compareHostPort(a.addr, b.addr) })
-		out = append(out, z)
+		if len(out) == 0 || out[len(out)-1].zone != ep.zone {
+			out = append(out, zoneEndpoints{zone: ep.zone})
+		}
+		z := &out[len(out)-1]
+		z.endpoints = append(z.endpoints, ep.endpoint)
+		if ep.health == envoy_config_core_v3.HealthStatus_HEALTHY {
+			z.healthy++
+		}
 	}
-	slices.SortFunc(out, func(a, b zoneEndpoints) int { return cmp.Compare(a.zone, b.zone) })
 	return out
 }
 
@@ -257,28 +305,31 @@ func sortZones(byZone map[string]map[hostPort]envoy_config_core_v3.HealthStatus)
 // slice's AddressType makes them IPs, and anything that is not sorts after
 // them as text, which keeps the order total.
 func compareHostPort(a, b hostPort) int {
-	aa, errA := netip.ParseAddr(a.host)
-	ba, errB := netip.ParseAddr(b.host)
 	switch {
-	case errA == nil && errB == nil:
-		if c := aa.Compare(ba); c != 0 {
+	case a.isIP && b.isIP:
+		if c := a.ip.Compare(b.ip); c != 0 {
 			return c
 		}
-	case errA == nil:
+	case a.isIP:
 		return -1
-	case errB == nil:
+	case b.isIP:
 		return 1
 	}
 	return cmp.Or(cmp.Compare(a.host, b.host), cmp.Compare(a.port, b.port))
 }
 
-// canonicalAddress writes an IP the one way netip does, so that two
-// spellings of one IPv6 address count as the same endpoint.
-func canonicalAddress(s string) string {
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.String()
+// newHostPort parses an endpoint address once. An IP is written the one
+// way netip does, so that two spellings of one IPv6 address count as the
+// same endpoint; an IPv4 address that parses is already written that way.
+func newHostPort(s string, port int32) hostPort {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return hostPort{host: s, port: port}
 	}
-	return s
+	if !a.Is4() {
+		s = a.String()
+	}
+	return hostPort{host: s, port: port, ip: a, isIP: true}
 }
 
 // servicePortName finds the name of the Service's TCP port with the given
