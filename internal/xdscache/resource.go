@@ -17,7 +17,12 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
 // Resource is one encoded xDS resource.
@@ -78,8 +83,23 @@ func contentVersion(b []byte) string {
 	return strconv.FormatUint(xxhash.Sum64(b), 16)
 }
 
-// TypeURL returns the xDS type URL of a message.
+// TypeURL returns the xDS type URL of a message. The types served are
+// spelled out, which spares building the string for every resource.
 func TypeURL(m proto.Message) string {
+	switch m.(type) {
+	case *envoy_config_cluster_v3.Cluster:
+		return resource.ClusterType
+	case *envoy_config_endpoint_v3.ClusterLoadAssignment:
+		return resource.EndpointType
+	case *envoy_config_listener_v3.Listener:
+		return resource.ListenerType
+	case *envoy_config_route_v3.RouteConfiguration:
+		return resource.RouteType
+	case *envoy_config_route_v3.ScopedRouteConfiguration:
+		return resource.ScopedRouteType
+	case *envoy_transport_socket_tls_v3.Secret:
+		return resource.SecretType
+	}
 	return "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
 }
 

@@ -1,0 +1,26 @@
+package xdscache
+
+import (
+	"testing"
+
+	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestTypeURL checks the spelled-out type URLs against the descriptors'.
+func TestTypeURL(t *testing.T) {
+	for _, m := range []proto.Message{
+		&envoy_config_cluster_v3.Cluster{}, &envoy_config_endpoint_v3.ClusterLoadAssignment{}, &envoy_config_listener_v3.Listener{},
+		&envoy_config_route_v3.RouteConfiguration{}, &envoy_config_route_v3.ScopedRouteConfiguration{}, &envoy_transport_socket_tls_v3.Secret{},
+		&envoy_config_core_v3.Node{},
+	} {
+		if got, want := TypeURL(m), "type.googleapis.com/"+string(m.ProtoReflect().Descriptor().FullName()); got != want {
+			t.Errorf("TypeURL(%T) = %s, want %s", m, got, want)
+		}
+	}
+}
