@@ -35,6 +35,10 @@ else user agent, else node id: Envoy proxies, proxyless gRPC clients and
 DNS balancers. It follows edits to the directory, coalescing bursts, and
 starts serving only after the first full build.
 
+With --kubeconfig, or by default in a pod, it reads the objects from the
+Kubernetes API server instead, and writes their status back; of several
+replicas, all serve xDS and the one holding the leader Lease writes status.
+
 The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 /debug/xds?group=envoy|grpc|dns and /debug/pprof/.`,
 		Example: `  # Serve the quickstart to an Envoy on this machine:
@@ -44,9 +48,15 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
   curl -s 'http://127.0.0.1:8000/debug/xds?group=grpc'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, cleanup, err := defaultSource(source, cmd.ErrOrStderr())
+			inKube, err := useKube(source)
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return err
+			}
+			dir, cleanup := "", func() {}
+			if !inKube {
+				if dir, cleanup, err = defaultSource(source, cmd.ErrOrStderr()); err != nil {
+					return &exitError{code: 2, err: err}
+				}
 			}
 			defer cleanup()
 			log, err := newLogger(logLevel)
@@ -61,6 +71,9 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if inKube {
+				return serveKube(ctx, cfg, log)
+			}
 			s := server.New(cfg)
 			if err := s.Run(ctx, &server.DirSource{Root: dir, Log: log}); err != nil {
 				return &exitError{code: 1, err: err}
