@@ -210,6 +210,17 @@ func TestGRPCPriorityFailover(t *testing.T) {
 	counts = onlyTo(t, c, 1000, st.primaryIDs...)
 	t.Logf("primary restored: first RPC on the primary %v after the write; then %v over 1000 RPCs", back, counts)
 	t.Logf("gRPC failover %v, return %v (write to first RPC on the other side; holdoff 20ms)", failover, back)
+	noNACKs(t, s)
+}
+
+// noNACKs fails the test if a client rejected anything: an emptied
+// primary must keep its priority level (an empty locality), or gRPC would
+// NACK the load assignment for skipping priority 0.
+func noNACKs(t *testing.T, s *server.Server) {
+	t.Helper()
+	if n := metric(t, s, `switchyard_xds_nacks_total`); n != "" {
+		t.Errorf("the gRPC client rejected something: %s", n)
+	}
 }
 
 // TestGRPCDrain drains, one after the other, a terminating endpoint, a
@@ -262,6 +273,7 @@ func TestGRPCDrain(t *testing.T) {
 	onlyTo(t, c, 1000, st.primaryIDs...)
 	t.Logf("gRPC drain: endpoint %v, Node %v (write to last RPC on it); Service failover %v, undrain return %v (write to first RPC on the other side)",
 		drainEndpoint, drainNode, drainService, undrain)
+	noNACKs(t, s)
 }
 
 // TestGRPCDrainZone serves with --drain-zone z2: the client never picks an
@@ -281,4 +293,5 @@ func TestGRPCDrainZone(t *testing.T) {
 
 	steer(t, c, func() { st.writePrimary(t, false) }, st.primaryIDs, []string{"s2"})
 	onlyTo(t, c, 1000, "s2")
+	noNACKs(t, s)
 }
