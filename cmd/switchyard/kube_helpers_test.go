@@ -25,10 +25,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/examples/deploy"
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
 	"github.com/switchyard-dev/switchyard/internal/server"
@@ -204,10 +206,11 @@ func (s *syncBuffer) String() string {
 
 // kubeObjects creates objects through an administrator's client.
 type kubeObjects struct {
-	t   *testing.T
-	env *testenv.Env
-	ns  string
-	crd *rest.RESTClient
+	t        *testing.T
+	env      *testenv.Env
+	ns       string
+	crd      *rest.RESTClient // switchyard.dev/v1
+	crdAlpha *rest.RESTClient // switchyard.dev/v1alpha1
 }
 
 func newKubeObjects(t *testing.T, env *testenv.Env, ns string) *kubeObjects {
@@ -216,7 +219,11 @@ func newKubeObjects(t *testing.T, env *testenv.Env, ns string) *kubeObjects {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &kubeObjects{t: t, env: env, ns: ns, crd: c}
+	ca, err := k8ssource.RESTClient(env.Config, switchyardv1alpha1.SchemeGroupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kubeObjects{t: t, env: env, ns: ns, crd: c, crdAlpha: ca}
 }
 
 // service creates a Service web-like backend with one EndpointSlice of
@@ -304,6 +311,30 @@ func (k *kubeObjects) proxy(name, host, svc, secret string) *switchyardv1.HTTPPr
 		k.t.Fatal(err)
 	}
 	return p
+}
+
+// create creates a Switchyard object of another kind than HTTPProxy.
+func (k *kubeObjects) create(resource string, obj runtime.Object) {
+	k.t.Helper()
+	c := k.crd
+	if _, ok := obj.(*switchyardv1alpha1.ExtensionService); ok {
+		c = k.crdAlpha
+	}
+	if err := c.Post().Namespace(k.ns).Resource(resource).Body(obj).Do(context.Background()).Into(obj); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// get reads a Switchyard object into obj.
+func (k *kubeObjects) get(resource, name string, obj runtime.Object) {
+	k.t.Helper()
+	c := k.crd
+	if _, ok := obj.(*switchyardv1alpha1.ExtensionService); ok {
+		c = k.crdAlpha
+	}
+	if err := c.Get().Namespace(k.ns).Resource(resource).Name(name).Do(context.Background()).Into(obj); err != nil {
+		k.t.Fatal(err)
+	}
 }
 
 func (k *kubeObjects) getProxy(name string) *switchyardv1.HTTPProxy {

@@ -19,6 +19,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/testenv"
@@ -187,6 +188,16 @@ func TestKubeServesAndReportsStatus(t *testing.T) {
 	k.tlsSecret("unused", "unused.example.com")
 	k.proxy("app", host, "web", "cert")
 	k.proxy("broken", "broken."+k.ns+".example.com", "missing", "")
+	k.create("extensionservices", &switchyardv1alpha1.ExtensionService{
+		ObjectMeta: metav1.ObjectMeta{Name: "authz", Namespace: k.ns},
+		Spec:       switchyardv1alpha1.ExtensionServiceSpec{Services: []switchyardv1alpha1.ExtensionServiceTarget{{Name: "nowhere", Port: 9000}}},
+	})
+	k.create("tlscertificatedelegations", &switchyardv1.TLSCertificateDelegation{
+		ObjectMeta: metav1.ObjectMeta{Name: "share", Namespace: k.ns},
+		Spec: switchyardv1.TLSCertificateDelegationSpec{Delegations: []switchyardv1.CertificateDelegation{
+			{SecretName: "cert", TargetNamespaces: []string{"*"}},
+		}},
+	})
 
 	start := time.Now()
 	r := startReplica(t, rc, testLease(k.ns, "serve-"+k.ns))
@@ -203,6 +214,25 @@ func TestKubeServesAndReportsStatus(t *testing.T) {
 		t.Errorf("broken: description %q, condition %+v", broken.Status.Description, c)
 	}
 	t.Logf("broken: reason %s, %q", c.Reason, c.Message)
+
+	// ExtensionServices and TLSCertificateDelegations get theirs too.
+	ext := &switchyardv1alpha1.ExtensionService{}
+	testenv.WaitFor(t, 10*time.Second, "the ExtensionService's status", func() bool {
+		k.get("extensionservices", "authz", ext)
+		return ext.Status.CurrentStatus != "" && len(ext.Status.Conditions) == 1
+	})
+	t.Logf("ExtensionService: %s, %q", ext.Status.CurrentStatus, ext.Status.Description)
+	if ext.Status.CurrentStatus != switchyardv1.StatusInvalid || !strings.Contains(ext.Status.Description, "nowhere") {
+		t.Errorf("ExtensionService status: %+v", ext.Status)
+	}
+	del := &switchyardv1.TLSCertificateDelegation{}
+	testenv.WaitFor(t, 10*time.Second, "the TLSCertificateDelegation's status", func() bool {
+		k.get("tlscertificatedelegations", "share", del)
+		return len(del.Status.Conditions) == 1
+	})
+	if dc := del.Status.Conditions[0]; dc.Type != switchyardv1.ConditionValid || dc.Status != metav1.ConditionTrue || dc.ObservedGeneration != del.Generation {
+		t.Errorf("TLSCertificateDelegation condition: %+v", dc)
+	}
 
 	var diff string
 	testenv.WaitFor(t, 10*time.Second, "the served resources to match render", func() bool {
