@@ -58,24 +58,22 @@ func NewResource(m proto.Message) (*Resource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T %q: %w", m, ResourceName(m), err)
 	}
-	return &Resource{
-		Name:    ResourceName(m),
-		Version: contentVersion(b),
-		Any:     &anypb.Any{TypeUrl: TypeURL(m), Value: b},
-		Message: m,
-	}, nil
+	return NewEncodedResource(m, b), nil
 }
 
 // NewEncodedResource is NewResource for a caller that already holds the
 // encoding, which must be what Marshal(m) returns (an incremental build
 // that assembles a large resource from parts it encoded before).
 func NewEncodedResource(m proto.Message, b []byte) *Resource {
-	return &Resource{
-		Name:    ResourceName(m),
-		Version: contentVersion(b),
-		Any:     &anypb.Any{TypeUrl: TypeURL(m), Value: b},
-		Message: m,
-	}
+	// One allocation for the resource and its Any: a build makes one per
+	// resource served.
+	blk := &struct {
+		r   Resource
+		any anypb.Any
+	}{}
+	blk.any.TypeUrl, blk.any.Value = TypeURL(m), b
+	blk.r.Name, blk.r.Version, blk.r.Any, blk.r.Message = ResourceName(m), contentVersion(b), &blk.any, m
+	return &blk.r
 }
 
 // contentVersion is the version of a resource with the given encoding.
