@@ -35,28 +35,34 @@ const (
 // (decision 2).
 func Cluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
 	spec := &c.Spec
-	out := &envoy_config_cluster_v3.Cluster{
-		Name:                 c.Name,
-		ClusterDiscoveryType: &envoy_config_cluster_v3.Cluster_Type{Type: envoy_config_cluster_v3.Cluster_EDS},
-		EdsClusterConfig: &envoy_config_cluster_v3.Cluster_EdsClusterConfig{
-			EdsConfig:   adsConfigSource(),
-			ServiceName: c.Name,
-		},
-		LbPolicy: lbPolicy(spec.LoadBalancer),
-		CommonLbConfig: &envoy_config_cluster_v3.Cluster_CommonLbConfig{
-			LocalityConfigSpecifier: &envoy_config_cluster_v3.Cluster_CommonLbConfig_LocalityWeightedLbConfig_{
-				LocalityWeightedLbConfig: &envoy_config_cluster_v3.Cluster_CommonLbConfig_LocalityWeightedLbConfig{},
-			},
-			// Panic mode (by default below 50 % healthy hosts) would spread
-			// requests over unhealthy and draining endpoints. The endpoints
-			// served are those Kubernetes reports ready, so when a Service
-			// loses most of them the rest must take the traffic, and a
-			// standby priority must take over, never a draining endpoint.
-			HealthyPanicThreshold: &envoy_type_v3.Percent{Value: 0},
-		},
-		HealthChecks:    healthChecks(spec),
-		CircuitBreakers: circuitBreakers(spec.CircuitBreakers),
-	}
+	// The messages every cluster has, in one allocation.
+	b := &struct {
+		cluster  envoy_config_cluster_v3.Cluster
+		typ      envoy_config_cluster_v3.Cluster_Type
+		eds      envoy_config_cluster_v3.Cluster_EdsClusterConfig
+		common   envoy_config_cluster_v3.Cluster_CommonLbConfig
+		locality envoy_config_cluster_v3.Cluster_CommonLbConfig_LocalityWeightedLbConfig_
+		weighted envoy_config_cluster_v3.Cluster_CommonLbConfig_LocalityWeightedLbConfig
+		panic    envoy_type_v3.Percent
+	}{}
+	b.typ.Type = envoy_config_cluster_v3.Cluster_EDS
+	b.eds.EdsConfig, b.eds.ServiceName = adsConfigSource(), c.Name
+	b.locality.LocalityWeightedLbConfig = &b.weighted
+	b.common.LocalityConfigSpecifier = &b.locality
+	// Panic mode (by default below 50 % healthy hosts) would spread
+	// requests over unhealthy and draining endpoints. The endpoints served
+	// are those Kubernetes reports ready, so when a Service loses most of
+	// them the rest must take the traffic, and a standby priority must
+	// take over, never a draining endpoint.
+	b.common.HealthyPanicThreshold = &b.panic
+	out := &b.cluster
+	out.Name = c.Name
+	out.ClusterDiscoveryType = &b.typ
+	out.EdsClusterConfig = &b.eds
+	out.LbPolicy = lbPolicy(spec.LoadBalancer)
+	out.CommonLbConfig = &b.common
+	out.HealthChecks = healthChecks(spec)
+	out.CircuitBreakers = circuitBreakers(spec.CircuitBreakers)
 	if opts.ConnectTimeout > 0 {
 		out.ConnectTimeout = duration(opts.ConnectTimeout)
 	}

@@ -241,8 +241,13 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 	}
 	svcDrained := objects.Drained(svc.Annotations)
 
-	var eps []zonedEndpoint
-	for _, es := range snap.SlicesFor(b.Service) {
+	sliced := snap.SlicesFor(b.Service)
+	n := 0
+	for _, es := range sliced {
+		n += len(es.Endpoints)
+	}
+	eps := make([]zonedEndpoint, 0, n)
+	for _, es := range sliced {
 		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue // FQDN slices name hosts, not addresses Envoy can connect to
 		}
@@ -277,6 +282,8 @@ func byZone(eps []zonedEndpoint) []zoneEndpoints {
 	slices.SortFunc(eps, func(a, b zonedEndpoint) int {
 		return cmp.Or(cmp.Compare(a.zone, b.zone), compareHostPort(a.addr, b.addr))
 	})
+	// The zones' endpoints share one array, cut in runs.
+	all := make([]endpoint, 0, len(eps))
 	var out []zoneEndpoints
 	for i, ep := range eps {
 		if i > 0 && ep.zone == eps[i-1].zone && compareHostPort(ep.addr, eps[i-1].addr) == 0 {
@@ -289,10 +296,11 @@ func byZone(eps []zonedEndpoint) []zoneEndpoints {
 			continue
 		}
 		if len(out) == 0 || out[len(out)-1].zone != ep.zone {
-			out = append(out, zoneEndpoints{zone: ep.zone})
+			out = append(out, zoneEndpoints{zone: ep.zone, endpoints: all[len(all):]})
 		}
+		all = append(all, ep.endpoint)
 		z := &out[len(out)-1]
-		z.endpoints = append(z.endpoints, ep.endpoint)
+		z.endpoints = z.endpoints[:len(z.endpoints)+1]
 		if ep.health == envoy_config_core_v3.HealthStatus_HEALTHY {
 			z.healthy++
 		}

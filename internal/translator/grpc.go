@@ -6,6 +6,7 @@ import (
 
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -118,19 +119,24 @@ func GRPCListeners(h GRPCHost) []*envoy_config_listener_v3.Listener {
 	if h.Plain != nil && len(h.Plain.Routes) > 0 {
 		names = append(names, h.FQDN+grpcHTTPPortSuffix)
 	}
+	// The listeners differ only in name: they share one encoded HCM.
+	api := grpcAPIListener(GRPCRouteName(h.FQDN))
 	out := make([]*envoy_config_listener_v3.Listener, 0, len(names))
 	for _, name := range names {
-		out = append(out, grpcAPIListener(name, GRPCRouteName(h.FQDN)))
+		out = append(out, &envoy_config_listener_v3.Listener{
+			Name:        name,
+			ApiListener: &envoy_config_listener_v3.ApiListener{ApiListener: api},
+		})
 	}
 	return out
 }
 
-// grpcAPIListener is a client-side listener: an api_listener holding an
-// HCM that fetches its routes over RDS on the ADS stream (gRPC accepts only
+// grpcAPIListener is the api_listener of a client-side listener: an HCM
+// that fetches its routes over RDS on the ADS stream (gRPC accepts only
 // ads{} or self{} there) and runs the router as its only, and so last,
 // HTTP filter. gRPC reads nothing else of the HCM; in particular no
 // ext_authz filter may appear, which gRPC NACKs.
-func grpcAPIListener(name, routeConfig string) *envoy_config_listener_v3.Listener {
+func grpcAPIListener(routeConfig string) *anypb.Any {
 	hcm := &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager{
 		StatPrefix: grpcStatPrefix,
 		RouteSpecifier: &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_Rds{
@@ -141,8 +147,5 @@ func grpcAPIListener(name, routeConfig string) *envoy_config_listener_v3.Listene
 		},
 		HttpFilters: []*envoy_filter_network_http_connection_manager_v3.HttpFilter{routerFilter()},
 	}
-	return &envoy_config_listener_v3.Listener{
-		Name:        name,
-		ApiListener: &envoy_config_listener_v3.ApiListener{ApiListener: toAny(hcm)},
-	}
+	return toAny(hcm)
 }

@@ -129,8 +129,12 @@ func localityKeyOf(l *envoy_config_endpoint_v3.LocalityLbEndpoints) localityKey 
 // localities are out of priority order, or a locality or an address
 // appears twice.
 func hasDuplicates(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) bool {
+	type address struct {
+		host string
+		port uint32
+	}
 	localities := map[localityKey]bool{}
-	addresses := map[string]bool{}
+	addresses := map[address]bool{}
 	for i, l := range cla.Endpoints {
 		if i > 0 && l.GetPriority() < cla.Endpoints[i-1].GetPriority() {
 			return true
@@ -141,7 +145,9 @@ func hasDuplicates(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) bool {
 		}
 		localities[lk] = true
 		for _, ep := range l.LbEndpoints {
-			addr := endpointAddress(ep)
+			// The same identity endpointAddress gives, without building it.
+			sa := ep.GetEndpoint().GetAddress().GetSocketAddress()
+			addr := address{sa.GetAddress(), sa.GetPortValue()}
 			if addresses[addr] {
 				return true
 			}

@@ -38,12 +38,17 @@ func toAny(m proto.Message) *anypb.Any {
 // ordering Envoy needs (CDS before EDS, LDS before RDS), and it is also the
 // only config source gRPC's xDS client accepts besides self{}.
 func adsConfigSource() *envoy_config_core_v3.ConfigSource {
-	return &envoy_config_core_v3.ConfigSource{
-		ResourceApiVersion: envoy_config_core_v3.ApiVersion_V3,
-		ConfigSourceSpecifier: &envoy_config_core_v3.ConfigSource_Ads{
-			Ads: &envoy_config_core_v3.AggregatedConfigSource{},
-		},
-	}
+	// One allocation for the three messages: every cluster and listener
+	// holds one.
+	b := &struct {
+		cs  envoy_config_core_v3.ConfigSource
+		ads envoy_config_core_v3.ConfigSource_Ads
+		agg envoy_config_core_v3.AggregatedConfigSource
+	}{}
+	b.ads.Ads = &b.agg
+	b.cs.ResourceApiVersion = envoy_config_core_v3.ApiVersion_V3
+	b.cs.ConfigSourceSpecifier = &b.ads
+	return &b.cs
 }
 
 // duration converts a Go duration; 0 stays an explicit 0s, which Envoy
