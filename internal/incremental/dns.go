@@ -10,8 +10,10 @@ import (
 )
 
 // settleDNS decides again, for every DNS name whose claims changed, which
-// claim owns it and which owners are warned, and updates the DNS group.
+// claim owns it and which owners are warned, and updates the DNS group;
+// the resources of new winners are made in parallel.
 func (e *Engine) settleDNS() {
+	var fresh []*dnsEntry
 	for name := range e.claims.touched {
 		for _, owner := range e.claims.warned[name] {
 			e.statuses.warnDNS(owner, name, -1)
@@ -46,16 +48,29 @@ func (e *Engine) settleDNS() {
 			e.dropDNS(name, prev)
 		}
 		d := &dnsEntry{winner: w, entry: ce}
-		d.res = e.encode(translator.DNSCluster(w.name, e.cfg.Translator))
-		e.set(xdscache.GroupDNS, resource.ClusterType, name, d.res)
 		if ce.dns == nil {
 			ce.dns = map[string]*dnsEntry{}
 		}
 		ce.dns[name] = d
 		e.shared.dns[name] = d
-		e.computeDNSAssignment(d)
+		fresh = append(fresh, d)
 	}
 	clear(e.claims.touched)
+	out := make([][2]encoded, len(fresh))
+	forEach(len(fresh), func(_, i int) {
+		d := fresh[i]
+		out[i][0] = encode(translator.DNSCluster(d.winner.name, e.cfg.Translator))
+		if d.entry.claMsg != nil {
+			out[i][1] = encode(translator.LoadAssignmentAs(d.entry.claMsg, d.winner.name.Name))
+		}
+	})
+	for i, d := range fresh {
+		name := d.winner.name.Name
+		d.res, d.cla = e.keep(out[i][0]), e.keep(out[i][1])
+		e.u.assignments++
+		e.set(xdscache.GroupDNS, resource.ClusterType, name, d.res)
+		e.set(xdscache.GroupDNS, resource.EndpointType, name, d.cla)
+	}
 }
 
 func (e *Engine) dropDNS(name string, d *dnsEntry) {

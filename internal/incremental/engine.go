@@ -84,6 +84,8 @@ type Targets map[string]map[string]*xdscache.Resource
 type Engine struct {
 	cfg  Config
 	snap *objects.Snapshot
+	// keyPairs are the certificate checks of each worker (see forEach).
+	keyPairs []*dag.KeyPairCache
 
 	exts      dag.Extensions
 	extDeps   *depIndex
@@ -115,7 +117,6 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	cfg.DAG.KeyPairs = dag.NewKeyPairCache()
 	e := &Engine{
 		cfg:       cfg,
 		snap:      snap,
@@ -135,6 +136,10 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 			e.targets[g][t] = map[string]*xdscache.Resource{}
 		}
 	}
+	for range workers() {
+		e.keyPairs = append(e.keyPairs, dag.NewKeyPairCache())
+	}
+	e.cfg.DAG.KeyPairs = e.keyPairs[0]
 	e.https.init(cfg.Translator)
 	return e
 }
@@ -187,7 +192,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 		e.u.changed[k] = true
 	}
 	if e.generation == 1 {
-		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.encode(translator.HTTPListener(e.cfg.Translator)))
+		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(translator.HTTPListener(e.cfg.Translator))))
 	}
 
 	oldExts := e.rebuildExtensions()
@@ -215,6 +220,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 			delete(e.roots, nn)
 		}
 	}
+	e.computePending()
 	e.settleDNS()
 	e.refreshEndpoints(ch)
 	e.touchObjectStatuses()
@@ -238,9 +244,12 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 // keepKeyPairsSmall forgets the remembered certificate checks when they
 // outnumber the Secrets, so that replaced certificates do not pile up.
 func (e *Engine) keepKeyPairsSmall() {
-	if n := e.cfg.DAG.KeyPairs.Len(); n > 2*len(e.snap.Secrets)+64 {
-		e.cfg.DAG.KeyPairs = dag.NewKeyPairCache()
+	for i, c := range e.keyPairs {
+		if c.Len() > 2*len(e.snap.Secrets)+64 {
+			e.keyPairs[i] = dag.NewKeyPairCache()
+		}
 	}
+	e.cfg.DAG.KeyPairs = e.keyPairs[0]
 }
 
 // rebuildReference recomputes everything with a full build, for a
@@ -297,7 +306,9 @@ type update struct {
 	initial bool
 	// assignments counts the load assignments computed.
 	assignments int
-	err         error
+	// pending are the clusters whose resources are still to make.
+	pending []*clusterEntry
+	err     error
 }
 
 func newUpdate(generation uint64) *update {

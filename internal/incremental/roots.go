@@ -3,6 +3,7 @@ package incremental
 import (
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -34,6 +35,8 @@ type rootOutput struct {
 	grpcRC      *xdscache.Resource
 	grpcLis     []*xdscache.Resource
 	grpcCluster []*dag.Cluster
+	// err is the first encoding error; what failed is left out.
+	err error
 }
 
 func rootKey(nn types.NamespacedName) objects.Key {
@@ -97,7 +100,7 @@ func (e *Engine) retractRoot(r *rootUnit) {
 	}
 	out := r.out
 	if out == nil || out.res != res {
-		out = e.translateRoot(res)
+		out = translateRoot(res, e.cfg.Translator)
 	}
 	for _, cl := range out.grpcCluster {
 		e.unrefGRPCCluster(cl)
@@ -112,30 +115,41 @@ func (e *Engine) retractRoot(r *rootUnit) {
 }
 
 // output returns the translation of a root's current result, translating
-// it the first time.
+// it when the parallel phase did not.
 func (e *Engine) output(r *rootUnit) *rootOutput {
 	if r.out == nil || r.out.res != r.res {
-		r.out = e.translateRoot(r.res)
+		r.out = translateRoot(r.res, e.cfg.Translator)
+	}
+	if r.out.err != nil && e.u.err == nil {
+		e.u.err = r.out.err
 	}
 	return r.out
 }
 
 // translateRoot translates and encodes what one root serves: the same
-// per-host resources translator.Envoy and translator.GRPC make.
-func (e *Engine) translateRoot(res *dag.RootResult) *rootOutput {
+// per-host resources translator.Envoy and translator.GRPC make. It reads
+// nothing but its arguments, so roots are translated in parallel.
+func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 	out := &rootOutput{res: res}
+	enc := func(m proto.Message) *xdscache.Resource {
+		r := encode(m)
+		if r.err != nil && out.err == nil {
+			out.err = r.err
+		}
+		return r.res
+	}
 	if vh := res.Insecure; vh != nil {
-		out.scoped = e.encode(translator.ScopedRoute(vh))
-		out.http = e.encode(translator.HTTPRouteConfig(vh))
+		out.scoped = enc(translator.ScopedRoute(vh))
+		out.http = enc(translator.HTTPRouteConfig(vh))
 	}
 	if svh := res.Secure; svh != nil {
 		if rc := translator.HTTPSRouteConfig(svh); rc != nil {
-			out.https = e.encode(rc)
+			out.https = enc(rc)
 		}
 		if fc := translator.HTTPSFilterChain(svh); fc != nil {
 			b, err := xdscache.Marshal(fc)
-			if err != nil && e.u.err == nil {
-				e.u.err = err
+			if err != nil && out.err == nil {
+				out.err = err
 			}
 			if err == nil {
 				out.chain, out.chainBytes = fc, b
@@ -147,9 +161,9 @@ func (e *Engine) translateRoot(res *dag.RootResult) *rootOutput {
 	}
 	h := translator.GRPCHost{FQDN: res.FQDN, Plain: res.Insecure, Secure: res.Secure}
 	if rc := translator.GRPCRouteConfig(h); rc != nil {
-		out.grpcRC = e.encode(rc)
+		out.grpcRC = enc(rc)
 		for _, l := range translator.GRPCListeners(h) {
-			out.grpcLis = append(out.grpcLis, e.encode(l))
+			out.grpcLis = append(out.grpcLis, enc(l))
 		}
 		out.grpcCluster = translator.GRPCClusters(h)
 	}

@@ -53,6 +53,9 @@ type clusterEntry struct {
 	dns map[string]*dnsEntry
 	// generation is the update that last computed the load assignments.
 	generation uint64
+	// fresh is set for an entry made in this update, grpcFresh when a
+	// gRPC host started using it; queued when either is on e.u.pending.
+	fresh, grpcFresh, queued bool
 }
 
 type secretEntry struct {
@@ -69,25 +72,13 @@ type dnsEntry struct {
 	cla    *xdscache.Resource
 }
 
-// encode makes a cache resource, or returns nil (leaving the resource out)
-// and records the error for Update to return.
-func (e *Engine) encode(m proto.Message) *xdscache.Resource {
-	r, err := xdscache.NewResource(m)
-	if err != nil {
-		if e.u.err == nil {
-			e.u.err = err
-		}
-		return nil
-	}
-	return r
-}
-
-// refCluster counts one more user of a cluster, making its resources for
-// the first one.
+// refCluster counts one more user of a cluster. A new cluster's resources
+// are made after every unit has been added (computePending), all at once
+// and in parallel.
 func (e *Engine) refCluster(c *dag.Cluster) {
 	ce := e.shared.clusters[c.Name]
 	if ce == nil {
-		ce = &clusterEntry{cluster: c}
+		ce = &clusterEntry{cluster: c, fresh: true}
 		for _, b := range c.Spec.Backends {
 			if !containsService(ce.services, b.Service) {
 				ce.services = append(ce.services, b.Service)
@@ -97,13 +88,18 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 			e.shared.byService[svc] = append(e.shared.byService[svc], ce)
 		}
 		e.shared.clusters[c.Name] = ce
-		ce.res = e.encode(translator.Cluster(c, e.cfg.Translator))
-		e.set(xdscache.GroupEnvoy, resource.ClusterType, c.Name, ce.res)
-		e.computeAssignments(ce)
+		e.queue(ce)
 	} else if ce.cluster != c && !reflect.DeepEqual(ce.cluster.Spec, c.Spec) {
 		e.degraded = true
 	}
 	ce.refs++
+}
+
+func (e *Engine) queue(ce *clusterEntry) {
+	if !ce.queued {
+		ce.queued = true
+		e.u.pending = append(e.u.pending, ce)
+	}
 }
 
 func (e *Engine) unrefCluster(c *dag.Cluster) {
@@ -134,17 +130,10 @@ func (e *Engine) unrefCluster(c *dag.Cluster) {
 // already references.
 func (e *Engine) refGRPCCluster(c *dag.Cluster) {
 	ce := e.shared.clusters[c.Name]
-	if ce.grpcRefs++; ce.grpcRefs > 1 {
-		return
+	if ce.grpcRefs++; ce.grpcRefs == 1 {
+		ce.grpcFresh = true
+		e.queue(ce)
 	}
-	ce.grpcRes = ce.res
-	if envoy, ok := resourceMessage[*envoy_config_cluster_v3.Cluster](ce.res); ok {
-		if m := translator.GRPCClusterOf(envoy, ce.cluster, e.cfg.Translator); m != envoy {
-			ce.grpcRes = e.encode(m)
-		}
-	}
-	e.set(xdscache.GroupGRPC, resource.ClusterType, c.Name, ce.grpcRes)
-	e.computeGRPCAssignment(ce)
 }
 
 func (e *Engine) unrefGRPCCluster(c *dag.Cluster) {
@@ -152,69 +141,168 @@ func (e *Engine) unrefGRPCCluster(c *dag.Cluster) {
 	if ce.grpcRefs--; ce.grpcRefs > 0 {
 		return
 	}
-	ce.grpcRes, ce.grpcCLA = nil, nil
+	ce.grpcRes, ce.grpcCLA, ce.grpcFresh = nil, nil, false
 	e.set(xdscache.GroupGRPC, resource.ClusterType, c.Name, nil)
 	e.set(xdscache.GroupGRPC, resource.EndpointType, c.Name, nil)
 }
 
-// computeAssignments recomputes a cluster's load assignments in every
-// group that serves it.
-func (e *Engine) computeAssignments(ce *clusterEntry) {
-	ce.generation = e.u.generation
-	name := ce.cluster.Name
-	ce.claMsg = translator.LoadAssignment(name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
-	e.u.assignments++
-	ce.cla = e.encode(ce.claMsg)
-	e.set(xdscache.GroupEnvoy, resource.EndpointType, name, ce.cla)
-	if ce.grpcRefs > 0 {
-		e.computeGRPCAssignment(ce)
-	}
-	for _, d := range ce.dns {
-		e.computeDNSAssignment(d)
-	}
+// assignments are a cluster's resources as a parallel phase computes them.
+type assignments struct {
+	res, cla         encoded
+	claMsg           *envoy_config_endpoint_v3.ClusterLoadAssignment
+	grpcRes, grpcCLA encoded
+	dns              []encoded
+	n                int
 }
 
-func (e *Engine) computeGRPCAssignment(ce *clusterEntry) {
-	e.u.assignments++
-	ce.grpcCLA = ce.cla
-	if m := translator.GRPCLoadAssignmentOf(ce.claMsg, ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator); m != ce.claMsg {
-		ce.grpcCLA = e.encode(m)
+// computePending makes the resources of the clusters added in this update
+// (and the gRPC ones of clusters a gRPC host started to use), in parallel.
+func (e *Engine) computePending() {
+	var list []*clusterEntry
+	for _, ce := range e.u.pending {
+		ce.queued = false
+		if e.shared.clusters[ce.cluster.Name] == ce {
+			list = append(list, ce)
+		}
 	}
-	e.set(xdscache.GroupGRPC, resource.EndpointType, ce.cluster.Name, ce.grpcCLA)
+	out := make([]assignments, len(list))
+	forEach(len(list), func(_, i int) {
+		ce, a := list[i], &out[i]
+		if ce.fresh {
+			a.res = encode(translator.Cluster(ce.cluster, e.cfg.Translator))
+			a.claMsg = e.loadAssignment(ce, a)
+		}
+		if ce.grpcRefs > 0 && (ce.fresh || ce.grpcFresh) {
+			envoy, claMsg := ce.res, ce.claMsg
+			if ce.fresh {
+				envoy, claMsg = a.res.res, a.claMsg
+			}
+			a.grpcRes = e.grpcCluster(ce, envoy)
+			a.grpcCLA = e.grpcAssignment(ce, claMsg, encoded{res: pick(ce.fresh, a.cla.res, ce.cla)}, a)
+		}
+	})
+	for i, ce := range list {
+		a := &out[i]
+		name := ce.cluster.Name
+		if ce.fresh {
+			ce.res, ce.cla, ce.claMsg = e.keep(a.res), e.keep(a.cla), a.claMsg
+			ce.generation = e.u.generation
+			e.set(xdscache.GroupEnvoy, resource.ClusterType, name, ce.res)
+			e.set(xdscache.GroupEnvoy, resource.EndpointType, name, ce.cla)
+		}
+		if ce.grpcRefs > 0 && (ce.fresh || ce.grpcFresh) {
+			ce.grpcRes, ce.grpcCLA = e.keep(a.grpcRes), e.keep(a.grpcCLA)
+			e.set(xdscache.GroupGRPC, resource.ClusterType, name, ce.grpcRes)
+			e.set(xdscache.GroupGRPC, resource.EndpointType, name, ce.grpcCLA)
+		}
+		e.u.assignments += a.n
+		ce.fresh, ce.grpcFresh = false, false
+	}
+	e.u.pending = nil
 }
 
-func (e *Engine) computeDNSAssignment(d *dnsEntry) {
-	e.u.assignments++
-	name := d.winner.name.Name
-	d.cla = e.encode(translator.LoadAssignmentAs(d.entry.claMsg, name))
-	e.set(xdscache.GroupDNS, resource.EndpointType, name, d.cla)
+func pick[T any](cond bool, a, b T) T {
+	if cond {
+		return a
+	}
+	return b
 }
 
-// refreshEndpoints recomputes the load assignments of the clusters whose
-// Services' endpoints (or the Services themselves) changed.
+// loadAssignment computes a cluster's Envoy load assignment into a.
+func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+	m := translator.LoadAssignment(ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
+	a.cla = encode(m)
+	a.n++
+	return m
+}
+
+// grpcCluster is the gRPC group's cluster: Envoy's own resource when the
+// shaping changes nothing.
+func (e *Engine) grpcCluster(ce *clusterEntry, envoy *xdscache.Resource) encoded {
+	m, ok := resourceMessage[*envoy_config_cluster_v3.Cluster](envoy)
+	if !ok {
+		return encoded{}
+	}
+	if g := translator.GRPCClusterOf(m, ce.cluster, e.cfg.Translator); g != m {
+		return encode(g)
+	}
+	return encoded{res: envoy}
+}
+
+// grpcAssignment is the gRPC group's load assignment: Envoy's own (cla)
+// when it holds no duplicate.
+func (e *Engine) grpcAssignment(ce *clusterEntry, claMsg *envoy_config_endpoint_v3.ClusterLoadAssignment, cla encoded, a *assignments) encoded {
+	a.n++
+	if claMsg == nil {
+		return encoded{}
+	}
+	if m := translator.GRPCLoadAssignmentOf(claMsg, ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator); m != claMsg {
+		return encode(m)
+	}
+	return cla
+}
+
+// refreshEndpoints recomputes, in parallel, the load assignments of the
+// clusters whose Services' endpoints (or the Services themselves) changed,
+// in every group that serves them.
 func (e *Engine) refreshEndpoints(ch Changes) {
-	refresh := func(ce *clusterEntry) {
-		if ce.generation != e.u.generation {
-			e.computeAssignments(ce)
+	var list []*clusterEntry
+	seen := map[*clusterEntry]bool{}
+	add := func(ce *clusterEntry) {
+		if ce.generation != e.u.generation && !seen[ce] {
+			seen[ce] = true
+			list = append(list, ce)
 		}
 	}
 	if ch.AllEndpoints {
 		for _, ce := range e.shared.clusters {
-			refresh(ce)
+			add(ce)
 		}
-		return
 	}
 	for svc := range ch.Endpoints {
 		for _, ce := range e.shared.byService[svc] {
-			refresh(ce)
+			add(ce)
 		}
 	}
 	for k := range e.u.changed {
 		if k.Kind == serviceKind {
 			for _, ce := range e.shared.byService[k.NamespacedName()] {
-				refresh(ce)
+				add(ce)
 			}
 		}
+	}
+	dnsNames := make([][]*dnsEntry, len(list))
+	for i, ce := range list {
+		for _, d := range ce.dns {
+			dnsNames[i] = append(dnsNames[i], d)
+		}
+	}
+	out := make([]assignments, len(list))
+	forEach(len(list), func(_, i int) {
+		ce, a := list[i], &out[i]
+		a.claMsg = e.loadAssignment(ce, a)
+		if ce.grpcRefs > 0 {
+			a.grpcCLA = e.grpcAssignment(ce, a.claMsg, a.cla, a)
+		}
+		for _, d := range dnsNames[i] {
+			a.dns = append(a.dns, encode(translator.LoadAssignmentAs(a.claMsg, d.winner.name.Name)))
+			a.n++
+		}
+	})
+	for i, ce := range list {
+		a := &out[i]
+		name := ce.cluster.Name
+		ce.claMsg, ce.cla, ce.generation = a.claMsg, e.keep(a.cla), e.u.generation
+		e.set(xdscache.GroupEnvoy, resource.EndpointType, name, ce.cla)
+		if ce.grpcRefs > 0 {
+			ce.grpcCLA = e.keep(a.grpcCLA)
+			e.set(xdscache.GroupGRPC, resource.EndpointType, name, ce.grpcCLA)
+		}
+		for j, d := range dnsNames[i] {
+			d.cla = e.keep(a.dns[j])
+			e.set(xdscache.GroupDNS, resource.EndpointType, d.winner.name.Name, d.cla)
+		}
+		e.u.assignments += a.n
 	}
 }
 
@@ -222,13 +310,13 @@ func (e *Engine) refSecret(s *dag.Secret) {
 	se := e.shared.secrets[s.Name]
 	switch {
 	case se == nil:
-		se = &secretEntry{secret: s, res: e.encode(translator.Secret(s))}
+		se = &secretEntry{secret: s, res: e.keep(encode(translator.Secret(s)))}
 		e.shared.secrets[s.Name] = se
 		e.set(xdscache.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	case se.secret != s && !sameSecret(se.secret, s):
 		// Every user of a changed Secret is rebuilt in the same update;
 		// the last one added holds the new content, as in Assemble.
-		se.secret, se.res = s, e.encode(translator.Secret(s))
+		se.secret, se.res = s, e.keep(encode(translator.Secret(s)))
 		e.set(xdscache.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	}
 	se.refs++

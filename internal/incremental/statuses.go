@@ -118,13 +118,17 @@ func (t *statusTable) recompute(e *Engine) {
 	keys := make([]objects.Key, 0, len(t.touched))
 	for k := range t.touched {
 		keys = append(keys, k)
-		if st := t.join(e, k); st != nil {
-			t.current[k] = st
+	}
+	clear(t.touched)
+	joined := make([]*dag.Status, len(keys))
+	forEach(len(keys), func(_, i int) { joined[i] = t.join(e, keys[i]) })
+	for i, k := range keys {
+		if joined[i] != nil {
+			t.current[k] = joined[i]
 		} else {
 			delete(t.current, k)
 		}
 	}
-	clear(t.touched)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	t.list = t.patch(keys)
 }

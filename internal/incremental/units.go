@@ -81,11 +81,23 @@ func (e *Engine) rebuildRoots() []*rootUnit {
 			e.rootDeps.remove(r, r.res.Deps)
 		}
 		r.res = nil
-		if p := e.snap.HTTPProxies[nn]; p != nil && dag.IsRoot(p, e.cfg.DAG) {
-			r.res = dag.BuildRoot(e.snap, e.cfg.DAG, p, e.exts)
+		out = append(out, r)
+	}
+	// Each root is built, and translated, from the snapshot alone: in
+	// parallel, each worker with its own certificate checks.
+	forEach(len(out), func(w, i int) {
+		r := out[i]
+		if p := e.snap.HTTPProxies[r.nn]; p != nil && dag.IsRoot(p, e.cfg.DAG) {
+			opts := e.cfg.DAG
+			opts.KeyPairs = e.keyPairs[w]
+			r.res = dag.BuildRoot(e.snap, opts, p, e.exts)
+			r.out = translateRoot(r.res, e.cfg.Translator)
+		}
+	})
+	for _, r := range out {
+		if r.res != nil {
 			e.rootDeps.add(r, r.res.Deps)
 		}
-		out = append(out, r)
 	}
 	return out
 }

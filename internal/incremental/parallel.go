@@ -1,0 +1,68 @@
+package incremental
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// minParallel is the number of items below which a phase runs on one
+// goroutine: spreading a handful of units costs more than it saves.
+const minParallel = 32
+
+// forEach calls fn for every i in [0, n), on every core when n is large
+// enough. fn may read the engine and the snapshot, and write only what
+// item i owns; worker identifies the goroutine (0 to workers()-1) for
+// per-worker state.
+func forEach(n int, fn func(worker, i int)) {
+	w := workers()
+	if n < minParallel || w < 2 {
+		for i := range n {
+			fn(0, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for worker := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(worker, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func workers() int { return runtime.GOMAXPROCS(0) }
+
+// encoded is a resource encoded by a parallel phase, or why it could not
+// be.
+type encoded struct {
+	res *xdscache.Resource
+	err error
+}
+
+func encode(m proto.Message) encoded {
+	r, err := xdscache.NewResource(m)
+	return encoded{r, err}
+}
+
+// keep records an encoding error for Update to return and returns the
+// resource (nil when it failed: the resource is left out).
+func (e *Engine) keep(enc encoded) *xdscache.Resource {
+	if enc.err != nil && e.u.err == nil {
+		e.u.err = enc.err
+	}
+	return enc.res
+}
