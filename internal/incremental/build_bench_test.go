@@ -1,0 +1,116 @@
+package incremental
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/perf"
+	"github.com/switchyard-dev/switchyard/internal/scalegen"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+)
+
+// BenchmarkFullBuild builds everything from a snapshot of generated
+// objects (scalegen.Defaults at each size): the DAG, the translation for
+// all three groups, the encoding and the versions of every resource. It
+// also reports the floor, the time to encode that same output once
+// (each distinct resource, with the encoder the build uses, and with
+// protobuf-go's reflection-based one), and the ratio of the two.
+func BenchmarkFullBuild(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run("proxies="+perf.Size(n), func(b *testing.B) { benchFullBuild(b, n) })
+	}
+}
+
+// BenchmarkLargeFullBuild is BenchmarkFullBuild at 50,000 proxies.
+func BenchmarkLargeFullBuild(b *testing.B) {
+	perf.RequireLarge(b)
+	b.Run("proxies=50k", func(b *testing.B) { benchFullBuild(b, 50000) })
+}
+
+func generated(b *testing.B, proxies int) (*objects.Snapshot, []objects.Key) {
+	b.Helper()
+	cfg := scalegen.Defaults()
+	cfg.Proxies = proxies
+	set, err := scalegen.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return set.Snapshot(), keysOfChanges(set.Changes())
+}
+
+func benchFullBuild(b *testing.B, proxies int) {
+	snap, keys := generated(b, proxies)
+	cfg := Config{Translator: translator.DefaultOptions()}
+	var e *Engine
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu := perf.StartCPU()
+	n := 0
+	for b.Loop() {
+		e = New(snap, cfg)
+		if _, err := e.Update(Changes{Objects: keys}); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	cpu.Report(b, n)
+	runtime.ReadMemStats(&after)
+	full := b.Elapsed() / time.Duration(n)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n)/float64(proxies), "allocs/proxy")
+
+	msgs, size := distinctMessages(e)
+	floor := marshalFloor(b, msgs, xdscache.Marshal)
+	reflect := marshalFloor(b, msgs, func(m proto.Message) ([]byte, error) {
+		return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	})
+	b.ReportMetric(float64(len(msgs)), "resources")
+	b.ReportMetric(float64(size)/1e6, "encoded-MB")
+	b.ReportMetric(float64(floor)/1e6, "floor-ms")
+	b.ReportMetric(float64(reflect)/1e6, "floor-reflect-ms")
+	b.ReportMetric(float64(full)/float64(floor), "full/floor")
+}
+
+// distinctMessages lists every resource the engine serves, once even when
+// several groups share it, and their encoded size.
+func distinctMessages(e *Engine) ([]proto.Message, int) {
+	seen := map[*xdscache.Resource]bool{}
+	var out []proto.Message
+	size := 0
+	for _, g := range xdscache.Groups {
+		for _, byName := range e.Targets(g) {
+			for _, r := range byName {
+				if !seen[r] {
+					seen[r] = true
+					out = append(out, r.Message)
+					size += len(r.Any.Value)
+				}
+			}
+		}
+	}
+	return out, size
+}
+
+// marshalFloor returns the best of three times to encode every message
+// once, after a collection so that no earlier garbage is paid for.
+func marshalFloor(b *testing.B, msgs []proto.Message, marshal func(proto.Message) ([]byte, error)) time.Duration {
+	b.Helper()
+	best := time.Duration(0)
+	for range 3 {
+		runtime.GC()
+		start := time.Now()
+		for _, m := range msgs {
+			if _, err := marshal(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if d := time.Since(start); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best
+}

@@ -1,0 +1,102 @@
+// Package perf holds what Switchyard's benchmarks share: the process's CPU
+// time (wall time is misleading on a busy machine), latency percentiles,
+// the live heap, and the gate that keeps the largest sizes out of a plain
+// `go test -bench .`.
+package perf
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// CPUTime returns the user and system CPU time the process has used.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// LargeGate is the word a -bench pattern must contain for the largest
+// benchmarks to run: `make bench` passes it, CI and a plain
+// `go test -bench .` do not.
+const LargeGate = "Large"
+
+// RequireLarge skips a large benchmark unless the -bench pattern asks for
+// it by name.
+func RequireLarge(b *testing.B) {
+	b.Helper()
+	if f := flag.Lookup("test.bench"); f == nil || !strings.Contains(f.Value.String(), LargeGate) {
+		b.Skipf("a large benchmark: run it with -bench '%s'", LargeGate)
+	}
+}
+
+// Latencies collects one duration per operation.
+type Latencies []time.Duration
+
+// Percentile returns the p-th percentile (0 < p <= 100), nearest rank.
+func (l Latencies) Percentile(p float64) time.Duration {
+	if len(l) == 0 {
+		return 0
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// Report reports the 50th and 99th percentiles in milliseconds, under the
+// given prefix ("p50-ms", "p99-ms" without one).
+func (l Latencies) Report(b *testing.B, prefix string) {
+	b.Helper()
+	if len(l) == 0 {
+		return
+	}
+	if prefix != "" {
+		prefix += "-"
+	}
+	b.ReportMetric(ms(l.Percentile(50)), prefix+"p50-ms")
+	b.ReportMetric(ms(l.Percentile(99)), prefix+"p99-ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// CPU measures the CPU time of a benchmark loop: call Start before it and
+// Report after it with the number of iterations.
+type CPU struct{ start time.Duration }
+
+// StartCPU starts measuring.
+func StartCPU() CPU { return CPU{start: CPUTime()} }
+
+// Report reports the CPU time per iteration, which includes the garbage
+// collector's work on other cores.
+func (c CPU) Report(b *testing.B, n int) {
+	b.Helper()
+	if n > 0 {
+		b.ReportMetric(float64(CPUTime()-c.start)/float64(n), "cpu-ns/op")
+	}
+}
+
+// LiveHeap collects garbage and returns the bytes of live heap objects.
+func LiveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// Size names a benchmark size: 1000 is "1k".
+func Size(n int) string {
+	if n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
