@@ -232,6 +232,18 @@ func (w *Writer) write(ctx context.Context) {
 func (w *Writer) pass(ctx context.Context) time.Time {
 	now := time.Now()
 	w.mu.Lock()
+	// Forget objects no build reports any more (deleted, or of another
+	// class now).
+	for k := range w.written {
+		if w.desired[k] == nil {
+			delete(w.written, k)
+		}
+	}
+	for k := range w.retry {
+		if w.desired[k] == nil {
+			delete(w.retry, k)
+		}
+	}
 	var keys []objects.Key
 	var next time.Time
 	for k := range w.pending {
