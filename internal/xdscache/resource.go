@@ -32,8 +32,26 @@ type Resource struct {
 	// Any holds the encoded resource; it is shared by every response and
 	// must never be modified.
 	Any *anypb.Any
-	// Message is the decoded resource, kept for debug output.
+	// Message is the decoded resource, kept for debug output; nil for a
+	// compact resource (see Encode), whose Decoded decodes Any instead.
 	Message proto.Message
+}
+
+// Decoded returns the resource as a message: Message, or for a compact
+// resource a message decoded from Any (nil if it does not decode). It
+// never changes the resource, so it may be called concurrently.
+func (r *Resource) Decoded() proto.Message {
+	if r.Message != nil {
+		return r.Message
+	}
+	if r.Any == nil {
+		return nil
+	}
+	m, err := r.Any.UnmarshalNew()
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // vtMarshaler is implemented by the Envoy protos, whose generated vtproto
@@ -61,18 +79,41 @@ func NewResource(m proto.Message) (*Resource, error) {
 	return NewEncodedResource(m, b), nil
 }
 
+// Encode is NewResource without keeping m: the resource holds only its
+// encoding, which is what clients are sent; Decoded rebuilds the message
+// when someone asks (debug output, staging). A control plane serving many
+// thousands of resources keeps a fraction of the memory this way.
+func Encode(m proto.Message) (*Resource, error) {
+	r, err := NewResource(m)
+	if err == nil {
+		r.Message = nil
+	}
+	return r, err
+}
+
 // NewEncodedResource is NewResource for a caller that already holds the
 // encoding, which must be what Marshal(m) returns (an incremental build
 // that assembles a large resource from parts it encoded before).
 func NewEncodedResource(m proto.Message, b []byte) *Resource {
+	return newResource(ResourceName(m), TypeURL(m), b, m)
+}
+
+// NewCompactResource is Encode for a caller that already holds the
+// encoding (which must be what Marshal gives for the message) and knows
+// the resource's name and type URL.
+func NewCompactResource(name, typeURL string, b []byte) *Resource {
+	return newResource(name, typeURL, b, nil)
+}
+
+func newResource(name, typeURL string, b []byte, m proto.Message) *Resource {
 	// One allocation for the resource and its Any: a build makes one per
 	// resource served.
 	blk := &struct {
 		r   Resource
 		any anypb.Any
 	}{}
-	blk.any.TypeUrl, blk.any.Value = TypeURL(m), b
-	blk.r.Name, blk.r.Version, blk.r.Any, blk.r.Message = ResourceName(m), contentVersion(b), &blk.any, m
+	blk.any.TypeUrl, blk.any.Value = typeURL, b
+	blk.r.Name, blk.r.Version, blk.r.Any, blk.r.Message = name, contentVersion(b), &blk.any, m
 	return &blk.r
 }
 

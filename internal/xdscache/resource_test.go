@@ -24,3 +24,26 @@ func TestTypeURL(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactResource checks that a compact resource decodes to what it
+// was made from, with the same version as a full one.
+func TestCompactResource(t *testing.T) {
+	m := &envoy_config_cluster_v3.Cluster{Name: "a", LbPolicy: envoy_config_cluster_v3.Cluster_RANDOM}
+	full, err := NewResource(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compact.Message != nil || compact.Version != full.Version || compact.Name != "a" {
+		t.Fatalf("compact resource %+v, full %+v", compact, full)
+	}
+	if got := compact.Decoded(); !proto.Equal(got, m) {
+		t.Fatalf("decoded %v, want %v", got, m)
+	}
+	if raw := NewCompactResource("a", full.Any.TypeUrl, full.Any.Value); raw.Version != full.Version || !proto.Equal(raw.Decoded(), m) {
+		t.Fatal("a compact resource from its encoding differs")
+	}
+}
