@@ -95,7 +95,7 @@ func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
 	out := &render.Output{Resources: map[string][]proto.Message{}}
 	for _, t := range xdscache.TypesOf(group) {
 		for _, res := range cfg.Cache.Resources(group, t) {
-			out.Resources[t] = append(out.Resources[t], res.Message)
+			out.Resources[t] = append(out.Resources[t], res.Decoded())
 		}
 	}
 	if st := cfg.State(); st != nil {
