@@ -6,70 +6,79 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
-	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // largeBadCases are the catalogue's cases too large to keep as files:
-// huge objects and values. Each must be refused with a status message of
-// bounded size (a 10 MB value must not end up in a Kubernetes status).
+// huge objects and values, made as objects (parsing 10 MB of YAML would
+// only test the YAML parser). Each must be refused with a status of
+// bounded size: a 10 MB value must not end up in a Kubernetes status.
 func largeBadCases() []badCase {
 	bad := objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: "bad"}
 	huge := strings.Repeat("a", 10<<20)
-	proxyWith := func(routes string) []byte {
-		return []byte("apiVersion: switchyard.dev/v1\nkind: HTTPProxy\nmetadata: {name: bad, namespace: shop}\nspec:\n  virtualhost: {fqdn: bad.example.com}\n  routes:\n" + routes)
+	app := []switchyardv1.Service{{Name: "app", Port: 80}}
+	proxy := func(fqdn string, routes ...switchyardv1.Route) []runtime.Object {
+		return []runtime.Object{&switchyardv1.HTTPProxy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "bad"},
+			Spec:       switchyardv1.HTTPProxySpec{VirtualHost: &switchyardv1.VirtualHost{Fqdn: fqdn}, Routes: routes},
+		}}
+	}
+	repeat := func(n int, r switchyardv1.Route) []switchyardv1.Route {
+		out := make([]switchyardv1.Route, n)
+		for i := range out {
+			out[i] = r
+		}
+		return out
 	}
 	return []badCase{
 		{
-			name:    "generated/huge-header-value-10MB",
-			body:    proxyWith("  - requestHeadersPolicy: {set: [{name: x-a, value: " + huge + "}]}\n    services: [{name: app, port: 80}]\n"),
+			name:    "huge-header-value-10MB",
+			objs:    proxy("bad.example.com", switchyardv1.Route{Services: app, RequestHeadersPolicy: &switchyardv1.HeadersPolicy{Set: []switchyardv1.HeaderValue{{Name: "x-a", Value: huge}}}}),
 			expects: []expectation{{key: bad, typ: dag.ErrRoute, reason: "InvalidHeadersPolicy", text: "spec.routes[0].requestHeadersPolicy: set[0].value"}},
 		},
 		{
-			name:    "generated/huge-fqdn-10MB",
-			body:    []byte("apiVersion: switchyard.dev/v1\nkind: HTTPProxy\nmetadata: {name: bad, namespace: shop}\nspec:\n  virtualhost: {fqdn: " + huge + ".com}\n  routes: [{services: [{name: app, port: 80}]}]\n"),
+			name:    "huge-fqdn-10MB",
+			objs:    proxy(huge+".com", switchyardv1.Route{Services: app}),
 			expects: []expectation{{key: bad, typ: dag.ErrVirtualHost, reason: "InvalidFQDN", text: "spec.virtualhost.fqdn"}},
 		},
 		{
-			name:    "generated/huge-regex-10MB",
-			body:    proxyWith("  - conditions: [{regex: /" + huge + "}]\n    services: [{name: app, port: 80}]\n"),
+			name:    "huge-regex-10MB",
+			objs:    proxy("bad.example.com", switchyardv1.Route{Services: app, Conditions: []switchyardv1.MatchCondition{{Regex: "/" + huge}}}),
 			expects: []expectation{{key: bad, typ: dag.ErrRoute, reason: "InvalidCondition", text: "spec.routes[0].conditions[0]: regex"}},
 		},
 		{
-			name:    "generated/huge-relative-path-10MB",
-			body:    proxyWith("  - conditions: [{prefix: " + huge + "}]\n    services: [{name: app, port: 80}]\n"),
+			name:    "huge-relative-path-10MB",
+			objs:    proxy("bad.example.com", switchyardv1.Route{Services: app, Conditions: []switchyardv1.MatchCondition{{Prefix: huge}}}),
 			expects: []expectation{{key: bad, typ: dag.ErrRoute, reason: "InvalidCondition", text: "spec.routes[0].conditions[0].prefix"}},
 		},
 		{
-			name:    "generated/5000-routes-same-conditions",
-			body:    proxyWith(strings.Repeat("  - conditions: [{prefix: /same}]\n    services: [{name: app, port: 80}]\n", 5000)),
+			name:    "5000-routes-same-conditions",
+			objs:    proxy("bad.example.com", repeat(5000, switchyardv1.Route{Services: app, Conditions: []switchyardv1.MatchCondition{{Prefix: "/same"}}})...),
 			expects: []expectation{{key: bad, typ: dag.ErrRoute, reason: "DuplicateConditions", text: "conditions: match the same requests as spec.routes[0]"}},
 		},
 		{
-			name:    "generated/5000-routes-each-invalid",
-			body:    proxyWith(strings.Repeat("  - conditions: [{prefix: /x}]\n    services: [{name: app, port: 0}]\n", 5000)),
+			name:    "5000-routes-each-invalid",
+			objs:    proxy("bad.example.com", repeat(5000, switchyardv1.Route{Services: []switchyardv1.Service{{Name: "app", Port: 0}}, Conditions: []switchyardv1.MatchCondition{{Prefix: "/x"}}})...),
 			expects: []expectation{{key: bad, typ: dag.ErrService, reason: "InvalidPort", text: "spec.routes[0].services[0].port"}},
 		},
 	}
 }
 
-// TestBadInputStatusesAreBounded builds the large cases and checks that
-// no status grows with the input: each message is at most
-// maxConditionMessage bytes and no status has more than
-// maxSubConditions errors, however many the input has.
-func TestBadInputStatusesAreBounded(t *testing.T) {
+// TestLargeBadInputs runs the generated cases like the files, and checks
+// that no status grows with the input: at most MaxSubConditions errors
+// (plus the one counting the rest) and 64 KiB of messages, however many
+// errors and however long the values.
+func TestLargeBadInputs(t *testing.T) {
 	for _, c := range largeBadCases() {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			writeCase(t, dir, c.body)
-			snap, _, err := dirsource.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
 			start := time.Now()
-			res := dag.Build(snap, dag.Options{})
-			t.Logf("built in %v", time.Since(start))
+			res := runBadCase(t, c)
+			t.Logf("loaded, built, translated and checked in %v", time.Since(start))
 			for _, st := range res.Statuses {
 				size := len(st.Description)
 				for _, e := range append(st.Errors, st.Warnings...) {
@@ -86,12 +95,15 @@ func TestBadInputStatusesAreBounded(t *testing.T) {
 // TestFiveThousandRoutes serves one proxy with 5,000 distinct routes: not
 // an error, and it must build quickly and translate into valid resources.
 func TestFiveThousandRoutes(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("apiVersion: switchyard.dev/v1\nkind: HTTPProxy\nmetadata: {name: big, namespace: shop}\nspec:\n  virtualhost: {fqdn: big.example.com}\n  routes:\n")
-	for i := range 5000 {
-		fmt.Fprintf(&b, "  - conditions: [{prefix: /r%d}]\n    services: [{name: app, port: 80}]\n", i)
+	routes := make([]switchyardv1.Route, 5000)
+	for i := range routes {
+		routes[i] = switchyardv1.Route{Services: []switchyardv1.Service{{Name: "app", Port: 80}}, Conditions: []switchyardv1.MatchCondition{{Prefix: fmt.Sprintf("/r%d", i)}}}
 	}
-	c := badCase{name: "5000-routes", body: []byte(b.String())}
+	big := &switchyardv1.HTTPProxy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "big"},
+		Spec:       switchyardv1.HTTPProxySpec{VirtualHost: &switchyardv1.VirtualHost{Fqdn: "big.example.com"}, Routes: routes},
+	}
+	c := badCase{name: "5000-routes", objs: []runtime.Object{big}}
 	start := time.Now()
 	runBadCase(t, c)
 	if d := time.Since(start); d > 20*time.Second {

@@ -38,7 +38,11 @@ func FuzzBuild(f *testing.F) {
 // inputs, so that every `go test` covers more than the seeds.
 func TestRandomGraphs(t *testing.T) {
 	r := rand.New(rand.NewSource(8))
-	for i := range 2000 {
+	n := 2000
+	if raceEnabled {
+		n = 200
+	}
+	for i := range n {
 		data := make([]byte, r.Intn(600))
 		r.Read(data)
 		t.Run(strconv.Itoa(i), func(t *testing.T) { checkGraph(t, data) })

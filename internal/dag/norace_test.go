@@ -1,0 +1,5 @@
+//go:build !race
+
+package dag_test
+
+const raceEnabled = false
