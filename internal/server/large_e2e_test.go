@@ -38,14 +38,14 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// bigHostYAML is one host whose route configuration is about 7 MiB: 20,000
+// bigHostYAML is one host whose route configuration is about 6 MiB: 10,000
 // routes, each with a long prefix and a header to set.
 func bigHostYAML() string {
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: Service\nmetadata: {name: app, namespace: big}\nspec: {ports: [{port: 80}]}\n---\n")
 	b.WriteString("apiVersion: switchyard.dev/v1\nkind: HTTPProxy\nmetadata: {name: big, namespace: big}\nspec:\n  virtualhost: {fqdn: big.example.com}\n  routes:\n")
-	pad := strings.Repeat("p", 120)
-	for i := range 20000 {
+	pad := strings.Repeat("p", 250)
+	for i := range 10000 {
 		fmt.Fprintf(&b, "  - conditions: [{prefix: /r%05d-%s}]\n    requestHeadersPolicy: {set: [{name: x-route, value: %d-%s}]}\n    services: [{name: app, port: 80}]\n", i, pad, i, pad)
 	}
 	return b.String()

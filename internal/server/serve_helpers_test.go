@@ -50,7 +50,7 @@ func startServer(t *testing.T, dir, addr string, mutate func(*server.Config)) *r
 	r.cancel = cancel
 	go func() { r.done <- r.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
 	t.Cleanup(func() { r.stop(t) })
-	waitFor(t, 10*time.Second, "the xDS server to listen", func() bool { return r.XDSAddr() != nil })
+	waitFor(t, 60*time.Second, "the xDS server to listen", func() bool { return r.XDSAddr() != nil })
 	return r
 }
 
