@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/testenv"
@@ -64,6 +67,50 @@ func TestKubeLeaderElection(t *testing.T) {
 	}
 	if w := follower.metric(t, `switchyard_status_updates_total{result="written"}`); w == "" || w == "0" {
 		t.Fatal("the new leader wrote nothing")
+	}
+}
+
+// TestKubeLeaderCrash cuts the leader off the API server without letting
+// it release the Lease, as a crash or a partition would: it stops writing
+// at its renew deadline, and the other replica takes over once the Lease
+// expires, never while the old leader still writes.
+func TestKubeLeaderCrash(t *testing.T) {
+	k, host, rc := appFixture(t, "crash", "10.0.5.1")
+	opts := testLease(k.ns, "crash-"+k.ns)
+	u, err := url.Parse(rc.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	viaProxy := rest.CopyConfig(rc)
+	viaProxy.Host = "https://" + proxy.addr()
+	leader := startReplica(t, viaProxy, opts)
+	testenv.WaitFor(t, 10*time.Second, "the first replica to lead", leader.c.status.Leading)
+	follower := startReplica(t, rc, opts)
+	k.waitStatus("app", switchyardv1.StatusValid)
+
+	proxy.cut()
+	cut := time.Now()
+	var overlap bool
+	testenv.WaitFor(t, opts.leaseDuration+2*time.Second, "the follower to take over", func() bool {
+		if follower.c.status.Leading() {
+			overlap = overlap || leader.c.status.Leading()
+			return true
+		}
+		return false
+	})
+	took := time.Since(cut)
+	t.Logf("failover after the leader was cut off: %v (lease duration %v, renew deadline %v, retry period %v)",
+		took.Round(time.Millisecond), opts.leaseDuration, opts.renewDeadline, opts.retryPeriod)
+	if overlap {
+		t.Error("both replicas led at once")
+	}
+	if took > opts.leaseDuration+opts.retryPeriod*3 {
+		t.Errorf("failover took %v, more than the lease duration and a retry", took)
+	}
+	// The cut-off replica still serves its last configuration.
+	if len(endpointsOf(envoyResources(leader), host)) != 1 {
+		t.Error("the cut-off replica stopped serving")
 	}
 }
 
