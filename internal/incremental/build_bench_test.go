@@ -75,8 +75,8 @@ func benchFullBuild(b *testing.B, proxies int) {
 	b.ReportMetric(float64(full)/float64(floor), "full/floor")
 }
 
-// distinctMessages lists every resource the engine serves, once even when
-// several groups share it, and their encoded size.
+// distinctMessages lists every resource the engine serves, decoded, once
+// even when several groups share it, and their encoded size.
 func distinctMessages(e *Engine) ([]proto.Message, int) {
 	seen := map[*xdscache.Resource]bool{}
 	var out []proto.Message
@@ -86,7 +86,7 @@ func distinctMessages(e *Engine) ([]proto.Message, int) {
 			for _, r := range byName {
 				if !seen[r] {
 					seen[r] = true
-					out = append(out, r.Message)
+					out = append(out, r.Decoded())
 					size += len(r.Any.Value)
 				}
 			}

@@ -60,9 +60,13 @@ func (e *Engine) settleDNS() {
 	forEach(len(fresh), func(_, i int) {
 		d := fresh[i]
 		out[i][0] = encode(translator.DNSCluster(d.winner.name, e.cfg.Translator))
-		if d.entry.claMsg != nil {
-			out[i][1] = encode(translator.LoadAssignmentAs(d.entry.claMsg, d.winner.name.Name))
+		cla := d.entry.claMsg
+		if cla == nil {
+			// An existing cluster, whose message is not kept.
+			c := d.entry.cluster
+			cla = translator.LoadAssignment(c.Name, &c.Spec, e.snap, e.cfg.Translator)
 		}
+		out[i][1] = encode(translator.LoadAssignmentAs(cla, d.winner.name.Name))
 	})
 	for i, d := range fresh {
 		name := d.winner.name.Name

@@ -223,6 +223,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	e.computePending()
 	e.settleDNS()
 	e.refreshEndpoints(ch)
+	e.dropAssignments()
 	e.touchObjectStatuses()
 	e.statuses.recompute(e)
 	e.https.publish(e)
@@ -308,7 +309,9 @@ type update struct {
 	assignments int
 	// pending are the clusters whose resources are still to make.
 	pending []*clusterEntry
-	err     error
+	// held are the clusters holding their load assignment message.
+	held []*clusterEntry
+	err  error
 }
 
 func newUpdate(generation uint64) *update {

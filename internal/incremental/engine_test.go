@@ -120,7 +120,7 @@ func compare(t *testing.T, e *Engine, snap *objects.Snapshot, cfg Config, when s
 					t.Errorf("%s: %s %s %s missing", when, g, typ, name)
 					ok = false
 				case !bytes.Equal(r.Any.Value, w.Any.Value) || r.Version != w.Version:
-					t.Errorf("%s: %s %s %s differs:\n%s", when, g, typ, name, cmp.Diff(w.Message, r.Message, protocmpTransform()))
+					t.Errorf("%s: %s %s %s differs:\n%s", when, g, typ, name, cmp.Diff(w.Decoded(), r.Decoded(), protocmpTransform()))
 					ok = false
 				}
 			}

@@ -25,7 +25,8 @@ type httpsListener struct {
 	// filter_chains field.
 	prefix, suffix []byte
 	tag            []byte
-	chains         map[string]*chain
+	// chains are the encoded filter chains by host name.
+	chains map[string][]byte
 	// order is the host names of chains, sorted: the listener's order.
 	order []string
 	// before holds, for the hosts touched by the update in progress, their
@@ -33,14 +34,9 @@ type httpsListener struct {
 	before map[string][]byte
 }
 
-type chain struct {
-	fc  *envoy_config_listener_v3.FilterChain
-	enc []byte
-}
-
 func (h *httpsListener) init(opts translator.Options) {
 	h.opts = opts
-	h.chains = map[string]*chain{}
+	h.chains = map[string][]byte{}
 	h.before = map[string][]byte{}
 	field := (&envoy_config_listener_v3.Listener{}).ProtoReflect().Descriptor().Fields().ByName("filter_chains").Number()
 	h.tag = protowire.AppendTag(nil, field, protowire.BytesType)
@@ -69,20 +65,16 @@ func (h *httpsListener) touch(fqdn string) {
 	if _, ok := h.before[fqdn]; ok {
 		return
 	}
-	var enc []byte
-	if c := h.chains[fqdn]; c != nil {
-		enc = c.enc
-	}
-	h.before[fqdn] = enc
+	h.before[fqdn] = h.chains[fqdn]
 }
 
-func (h *httpsListener) put(fqdn string, fc *envoy_config_listener_v3.FilterChain, enc []byte) {
+func (h *httpsListener) put(fqdn string, enc []byte) {
 	h.touch(fqdn)
 	if h.chains[fqdn] == nil {
 		i := sort.SearchStrings(h.order, fqdn)
 		h.order = insertAt(h.order, i, fqdn)
 	}
-	h.chains[fqdn] = &chain{fc: fc, enc: enc}
+	h.chains[fqdn] = enc
 }
 
 func (h *httpsListener) remove(fqdn string) {
@@ -100,7 +92,7 @@ func (h *httpsListener) publish(e *Engine) {
 	changed := false
 	for fqdn, old := range h.before {
 		c := h.chains[fqdn]
-		if (c == nil) != (old == nil) || (c != nil && !bytes.Equal(c.enc, old)) {
+		if (c == nil) != (old == nil) || (c != nil && !bytes.Equal(c, old)) {
 			changed = true
 			break
 		}
@@ -114,21 +106,18 @@ func (h *httpsListener) publish(e *Engine) {
 		return
 	}
 	size := len(h.prefix) + len(h.suffix)
-	fcs := make([]*envoy_config_listener_v3.FilterChain, len(h.order))
-	for i, fqdn := range h.order {
+	for _, fqdn := range h.order {
 		c := h.chains[fqdn]
-		fcs[i] = c.fc
-		size += len(h.tag) + protowire.SizeVarint(uint64(len(c.enc))) + len(c.enc)
+		size += len(h.tag) + protowire.SizeVarint(uint64(len(c))) + len(c)
 	}
 	b := make([]byte, 0, size)
 	b = append(b, h.prefix...)
 	for _, fqdn := range h.order {
-		enc := h.chains[fqdn].enc
+		enc := h.chains[fqdn]
 		b = append(b, h.tag...)
 		b = protowire.AppendVarint(b, uint64(len(enc)))
 		b = append(b, enc...)
 	}
 	b = append(b, h.suffix...)
-	l := translator.HTTPSListenerWithChains(fcs, h.opts)
-	e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, xdscache.NewEncodedResource(l, b))
+	e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, xdscache.NewCompactResource(translator.HTTPSListenerName, resource.ListenerType, b))
 }

@@ -53,8 +53,10 @@ type encoded struct {
 	err error
 }
 
+// encode makes a compact resource: clients are sent the encoding, and
+// keeping the decoded message too would take most of the heap.
 func encode(m proto.Message) encoded {
-	r, err := xdscache.NewResource(m)
+	r, err := xdscache.Encode(m)
 	return encoded{r, err}
 }
 

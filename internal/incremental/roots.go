@@ -1,7 +1,6 @@
 package incremental
 
 import (
-	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,8 +29,7 @@ type rootOutput struct {
 	scoped      *xdscache.Resource
 	http        *xdscache.Resource
 	https       *xdscache.Resource
-	chain       *envoy_config_listener_v3.FilterChain
-	chainBytes  []byte
+	chain       []byte
 	grpcRC      *xdscache.Resource
 	grpcLis     []*xdscache.Resource
 	grpcCluster []*dag.Cluster
@@ -151,9 +149,7 @@ func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 			if err != nil && out.err == nil {
 				out.err = err
 			}
-			if err == nil {
-				out.chain, out.chainBytes = fc, b
-			}
+			out.chain = b
 		}
 	}
 	if res.Insecure == nil && res.Secure == nil {
@@ -203,7 +199,7 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 		if remove {
 			e.https.remove(fqdn)
 		} else {
-			e.https.put(fqdn, out.chain, out.chainBytes)
+			e.https.put(fqdn, out.chain)
 		}
 	}
 }

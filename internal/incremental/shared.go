@@ -7,7 +7,6 @@ import (
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -148,6 +147,7 @@ func (e *Engine) unrefGRPCCluster(c *dag.Cluster) {
 
 // assignments are a cluster's resources as a parallel phase computes them.
 type assignments struct {
+	cluster          *envoy_config_cluster_v3.Cluster
 	res, cla         encoded
 	claMsg           *envoy_config_endpoint_v3.ClusterLoadAssignment
 	grpcRes, grpcCLA encoded
@@ -169,23 +169,31 @@ func (e *Engine) computePending() {
 	forEach(len(list), func(_, i int) {
 		ce, a := list[i], &out[i]
 		if ce.fresh {
-			a.res = encode(translator.Cluster(ce.cluster, e.cfg.Translator))
+			a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
+			a.res = encode(a.cluster)
 			a.claMsg = e.loadAssignment(ce, a)
 		}
 		if ce.grpcRefs > 0 && (ce.fresh || ce.grpcFresh) {
-			envoy, claMsg := ce.res, ce.claMsg
-			if ce.fresh {
-				envoy, claMsg = a.res.res, a.claMsg
+			res, cla, claMsg := a.res, a.cla, a.claMsg
+			if !ce.fresh {
+				// An existing cluster: its messages are not kept, and are
+				// built again.
+				a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
+				res, cla = encoded{res: ce.res}, encoded{res: ce.cla}
+				if claMsg = ce.claMsg; claMsg == nil {
+					claMsg = translator.LoadAssignment(ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
+				}
 			}
-			a.grpcRes = e.grpcCluster(ce, envoy)
-			a.grpcCLA = e.grpcAssignment(ce, claMsg, encoded{res: pick(ce.fresh, a.cla.res, ce.cla)}, a)
+			a.grpcRes = e.grpcCluster(ce, a.cluster, res)
+			a.grpcCLA = e.grpcAssignment(ce, claMsg, cla, a)
 		}
 	})
 	for i, ce := range list {
 		a := &out[i]
 		name := ce.cluster.Name
 		if ce.fresh {
-			ce.res, ce.cla, ce.claMsg = e.keep(a.res), e.keep(a.cla), a.claMsg
+			ce.res, ce.cla = e.keep(a.res), e.keep(a.cla)
+			e.holdAssignment(ce, a.claMsg)
 			ce.generation = e.u.generation
 			e.set(xdscache.GroupEnvoy, resource.ClusterType, name, ce.res)
 			e.set(xdscache.GroupEnvoy, resource.EndpointType, name, ce.cla)
@@ -201,11 +209,22 @@ func (e *Engine) computePending() {
 	e.u.pending = nil
 }
 
-func pick[T any](cond bool, a, b T) T {
-	if cond {
-		return a
+// holdAssignment keeps a cluster's load assignment message for the rest
+// of the update (the DNS names served from it are made from it), not
+// longer: Update drops it.
+func (e *Engine) holdAssignment(ce *clusterEntry, m *envoy_config_endpoint_v3.ClusterLoadAssignment) {
+	if ce.claMsg == nil {
+		e.u.held = append(e.u.held, ce)
 	}
-	return b
+	ce.claMsg = m
+}
+
+// dropAssignments drops the load assignment messages held by the update.
+func (e *Engine) dropAssignments() {
+	for _, ce := range e.u.held {
+		ce.claMsg = nil
+	}
+	e.u.held = nil
 }
 
 // loadAssignment computes a cluster's Envoy load assignment into a.
@@ -216,17 +235,13 @@ func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments) *envoy_config_
 	return m
 }
 
-// grpcCluster is the gRPC group's cluster: Envoy's own resource when the
-// shaping changes nothing.
-func (e *Engine) grpcCluster(ce *clusterEntry, envoy *xdscache.Resource) encoded {
-	m, ok := resourceMessage[*envoy_config_cluster_v3.Cluster](envoy)
-	if !ok {
-		return encoded{}
-	}
+// grpcCluster is the gRPC group's cluster: Envoy's own resource (res,
+// encoded from m) when the shaping changes nothing.
+func (e *Engine) grpcCluster(ce *clusterEntry, m *envoy_config_cluster_v3.Cluster, res encoded) encoded {
 	if g := translator.GRPCClusterOf(m, ce.cluster, e.cfg.Translator); g != m {
 		return encode(g)
 	}
-	return encoded{res: envoy}
+	return res
 }
 
 // grpcAssignment is the gRPC group's load assignment: Envoy's own (cla)
@@ -292,7 +307,8 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 	for i, ce := range list {
 		a := &out[i]
 		name := ce.cluster.Name
-		ce.claMsg, ce.cla, ce.generation = a.claMsg, e.keep(a.cla), e.u.generation
+		ce.cla, ce.generation = e.keep(a.cla), e.u.generation
+		e.holdAssignment(ce, a.claMsg)
 		e.set(xdscache.GroupEnvoy, resource.EndpointType, name, ce.cla)
 		if ce.grpcRefs > 0 {
 			ce.grpcCLA = e.keep(a.grpcCLA)
@@ -342,14 +358,4 @@ func containsService(list []types.NamespacedName, nn types.NamespacedName) bool 
 		}
 	}
 	return false
-}
-
-// resourceMessage returns a resource's message as T.
-func resourceMessage[T proto.Message](r *xdscache.Resource) (T, bool) {
-	var zero T
-	if r == nil {
-		return zero, false
-	}
-	m, ok := r.Message.(T)
-	return m, ok
 }

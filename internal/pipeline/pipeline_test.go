@@ -77,7 +77,7 @@ func routeCluster(t *testing.T, cache *xdscache.Cache, g xdscache.Group, name st
 		if r.Name != name {
 			continue
 		}
-		rc := r.Message.(*envoy_config_route_v3.RouteConfiguration)
+		rc := r.Decoded().(*envoy_config_route_v3.RouteConfiguration)
 		routes := rc.GetVirtualHosts()[0].GetRoutes()
 		warm := routes[len(routes)-1].GetName() == "switchyard-warmup"
 		return routes[0].GetRoute().GetCluster(), warm

@@ -61,16 +61,22 @@ type stager struct {
 
 	// target is the group's resources as built (the engine's, read only).
 	target incremental.Targets
-	// current holds the route configurations clients have, by name.
+	// current holds the route configurations clients have, by name. The
+	// clusters a current route configuration uses are warm.
 	current map[string]*xdscache.Resource
-	// refs records, per route configuration, since when each cluster it
-	// references (or warms up) has been out.
-	refs map[string]map[string]time.Time
-	// pending are the route configurations published while their target
-	// waits for clusters to warm up.
-	pending   map[string]bool
+	// pending holds the route configurations published while their target
+	// waits for clusters to warm up, and what they wait for.
+	pending   map[string]*wait
 	lingering map[string]lingerer
 	started   bool
+}
+
+// wait is what a pending route configuration waits for: since when each
+// cluster its targets brought in has been out, and when the last of those
+// its target uses will be warm.
+type wait struct {
+	since map[string]time.Time
+	ready time.Time
 }
 
 // lingerer is a cluster no route uses, kept until its time is up.
@@ -83,8 +89,7 @@ func newStager(staged, warmupRoutes bool, warmup, linger time.Duration) *stager 
 	return &stager{
 		staged: staged, warmupRoutes: warmupRoutes, warmup: warmup, linger: linger,
 		current:   map[string]*xdscache.Resource{},
-		refs:      map[string]map[string]time.Time{},
-		pending:   map[string]bool{},
+		pending:   map[string]*wait{},
 		lingering: map[string]lingerer{},
 	}
 }
@@ -130,7 +135,6 @@ func (s *stager) stage(target incremental.Targets, changes map[string]map[string
 	for name, c := range changes[typeRoute] {
 		if c.New == nil {
 			delete(s.current, name)
-			delete(s.refs, name)
 			delete(s.pending, name)
 			out = append(out, xdscache.Change{TypeURL: typeRoute, Name: name})
 			continue
@@ -162,11 +166,12 @@ func (s *stager) tick(now time.Time) []xdscache.Change {
 		return nil
 	}
 	var out []xdscache.Change
-	for name := range s.pending {
-		if tgt := s.target[typeRoute][name]; tgt != nil {
-			out = s.route(name, tgt, now, out)
-		} else {
+	for name, w := range s.pending {
+		switch tgt := s.target[typeRoute][name]; {
+		case tgt == nil:
 			delete(s.pending, name)
+		case !now.Before(w.ready):
+			out = s.route(name, tgt, now, out)
 		}
 	}
 	for name, l := range s.lingering {
@@ -183,59 +188,64 @@ func (s *stager) tick(now time.Time) []xdscache.Change {
 }
 
 // route decides between a route configuration's target and the version
-// clients have (with a warm-up route for gRPC), and appends it to out.
+// clients have (with a warm-up route for gRPC), and appends it to out. A
+// new route configuration goes out at once; one that changes waits until
+// every cluster it did not use before has been out for the warm-up.
 func (s *stager) route(name string, tgt *xdscache.Resource, now time.Time, out []xdscache.Change) []xdscache.Change {
 	cur, known := s.current[name]
-	refs := s.refs[name]
-	if refs == nil {
-		refs = map[string]time.Time{}
-		s.refs[name] = refs
-	}
-	var cold []string
-	for _, c := range routeClusters(tgt.Message) {
-		since, ok := refs[c]
-		switch {
-		case !known:
-			refs[c] = now.Add(-s.warmup)
-		case !ok:
-			refs[c] = now
-			cold = append(cold, c)
-		case now.Before(since.Add(s.warmup)):
-			cold = append(cold, c)
-		}
-	}
-	if len(cold) == 0 {
+	publish := func() []xdscache.Change {
 		s.current[name] = tgt
-		s.forget(tgt)
 		delete(s.pending, name)
 		return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: tgt})
 	}
-	s.pending[name] = true
-	return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: s.warming(cur, cold)})
-}
-
-// forget drops the clusters a published route configuration no longer
-// uses, so that using them again needs a new warm-up.
-func (s *stager) forget(rc *xdscache.Resource) {
-	keep := map[string]bool{}
-	for _, c := range routeClusters(rc.Message) {
-		keep[c] = true
+	if !known || cur == tgt {
+		return publish()
 	}
-	for c := range s.refs[rc.Name] {
-		if !keep[c] {
-			delete(s.refs[rc.Name], c)
+	warm := map[string]bool{}
+	for _, c := range routeClusters(cur.Decoded()) {
+		warm[c] = true
+	}
+	w := s.pending[name]
+	if w == nil {
+		w = &wait{since: map[string]time.Time{}}
+	}
+	var cold []string
+	var ready time.Time
+	for _, c := range routeClusters(tgt.Decoded()) {
+		if warm[c] {
+			continue
+		}
+		since, ok := w.since[c]
+		if !ok {
+			since = now
+			w.since[c] = now
+		}
+		if t := since.Add(s.warmup); now.Before(t) {
+			cold = append(cold, c)
+			if t.After(ready) {
+				ready = t
+			}
 		}
 	}
+	if len(cold) == 0 {
+		return publish()
+	}
+	w.ready = ready
+	s.pending[name] = w
+	return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: s.warming(cur, cold)})
 }
 
 // warming is the version of a route configuration published while clusters
 // warm up: the one clients have, plus a warm-up route for gRPC.
 func (s *stager) warming(cur *xdscache.Resource, cold []string) *xdscache.Resource {
-	rc, ok := cur.Message.(*envoy_config_route_v3.RouteConfiguration)
-	if !s.warmupRoutes || !ok {
+	if !s.warmupRoutes {
 		return cur
 	}
-	r, err := xdscache.NewResource(addWarmupRoute(rc, cold))
+	rc, ok := cur.Decoded().(*envoy_config_route_v3.RouteConfiguration)
+	if !ok {
+		return cur
+	}
+	r, err := xdscache.Encode(addWarmupRoute(rc, cold))
 	if err != nil {
 		return cur
 	}
@@ -314,18 +324,8 @@ func (s *stager) next(now time.Time) time.Time {
 	for _, l := range s.lingering {
 		later(l.until)
 	}
-	for name := range s.pending {
-		tgt := s.target[typeRoute][name]
-		if tgt == nil {
-			continue
-		}
-		var ready time.Time
-		for _, c := range routeClusters(tgt.Message) {
-			if since, ok := s.refs[name][c]; ok && since.Add(s.warmup).After(ready) {
-				ready = since.Add(s.warmup)
-			}
-		}
-		later(ready)
+	for _, w := range s.pending {
+		later(w.ready)
 	}
 	return next
 }
