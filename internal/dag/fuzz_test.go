@@ -57,6 +57,7 @@ func checkGraph(t *testing.T, data []byte) {
 	snap := snapshotOf(t, objs...)
 	res := dag.Build(snap, opts)
 	checkStatuses(t, snap, opts, res)
+	checkSecrets(t, snap, res.DAG)
 	groups := translateAll(res.DAG, snap)
 	for _, g := range xdscache.Groups {
 		for _, err := range xdscheck.Check(string(g), groups[g]) {
@@ -170,6 +171,75 @@ func checkStatus(t *testing.T, st *dag.Status) {
 			t.Errorf("%v: sub-condition %+v does not name a field", st.Key, e)
 		}
 	}
+}
+
+// checkSecrets is the secrets rule, computed independently of the builder:
+// a Secret may be served only when an object of its own namespace refers
+// to it, or an object of a namespace it is delegated to does.
+func checkSecrets(t *testing.T, snap *objects.Snapshot, d *dag.DAG) {
+	t.Helper()
+	allowed := map[types.NamespacedName]bool{}
+	refer := func(ns, ref string) {
+		secretNS, name, ok := strings.Cut(ref, "/")
+		if !ok {
+			secretNS, name = ns, ref
+		}
+		nn := types.NamespacedName{Namespace: secretNS, Name: name}
+		if secretNS == ns || delegatedTo(snap, nn, ns) {
+			allowed[nn] = true
+		}
+	}
+	for nn, p := range snap.HTTPProxies {
+		if vh := p.Spec.VirtualHost; vh != nil && vh.TLS != nil {
+			refer(nn.Namespace, vh.TLS.SecretName)
+			if cv := vh.TLS.ClientValidation; cv != nil {
+				refer(nn.Namespace, cv.CACertificate)
+			}
+		}
+		for _, r := range p.Spec.Routes {
+			for _, s := range r.Services {
+				if s.UpstreamValidation != nil {
+					refer(nn.Namespace, s.UpstreamValidation.CACertificate)
+				}
+			}
+		}
+		if tp := p.Spec.TCPProxy; tp != nil {
+			for _, s := range tp.Services {
+				if s.UpstreamValidation != nil {
+					refer(nn.Namespace, s.UpstreamValidation.CACertificate)
+				}
+			}
+		}
+	}
+	for nn, e := range snap.ExtensionServices {
+		if e.Spec.UpstreamValidation != nil {
+			refer(nn.Namespace, e.Spec.UpstreamValidation.CACertificate)
+		}
+	}
+	for _, s := range d.Secrets {
+		if !allowed[s.Source] {
+			t.Errorf("Secret %s is served as %q, but no object that may use it refers to it", s.Source, s.Name)
+		}
+	}
+}
+
+func delegatedTo(snap *objects.Snapshot, secret types.NamespacedName, ns string) bool {
+	for nn, d := range snap.Delegations {
+		if nn.Namespace != secret.Namespace {
+			continue
+		}
+		for _, del := range d.Spec.Delegations {
+			if del.SecretName != secret.Name {
+				continue
+			}
+			for _, target := range del.TargetNamespaces {
+				if target == ns || target == "*" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func namesField(msg string) bool {
