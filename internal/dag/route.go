@@ -2,6 +2,7 @@ package dag
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -26,6 +27,12 @@ const (
 	defaultRedirectStatus    = 302
 	maxDirectResponseBodyLen = 4096
 )
+
+// retryOnValues are the retry conditions the API allows (its CRD enum,
+// which a directory source does not apply): Envoy's HTTP and gRPC
+// x-envoy-retry-on values that need no further configuration, and
+// retriable-status-codes.
+var retryOnValues = []string{"5xx", "gateway-error", "reset", "connect-failure", "retriable-4xx", "refused-stream", "retriable-status-codes", "retriable-headers", "cancelled", "deadline-exceeded", "internal", "resource-exhausted", "unavailable"}
 
 // routeBuilder converts one route of one proxy.
 type routeBuilder struct {
@@ -269,7 +276,11 @@ func (b *routeBuilder) retry(rp *switchyardv1.RetryPolicy, out *Route) bool {
 	retry.PerTryTimeout = perTry
 	if len(rp.RetryOn) > 0 {
 		retry.RetryOn = nil
-		for _, on := range rp.RetryOn {
+		for i, on := range rp.RetryOn {
+			if !slices.Contains(retryOnValues, string(on)) {
+				b.st.addError(ErrRoute, "InvalidRetryPolicy", "%s.retryPolicy.retryOn[%d]: %q is not one of %s", b.field, i, on, strings.Join(retryOnValues, ", "))
+				return false
+			}
 			retry.RetryOn = append(retry.RetryOn, string(on))
 		}
 	}
