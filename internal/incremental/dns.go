@@ -55,7 +55,7 @@ func (e *Engine) settleDNS() {
 		e.shared.dns[name] = d
 		fresh = append(fresh, d)
 	}
-	clear(e.claims.touched)
+	e.claims.touched = map[string]bool{} // not clear: a cleared large map still costs its size to range over
 	out := make([][2]encoded, len(fresh))
 	forEach(len(fresh), func(_, i int) {
 		d := fresh[i]

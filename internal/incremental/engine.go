@@ -215,11 +215,12 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 			e.addRoot(r)
 		}
 	}
-	for nn, r := range e.roots {
+	for _, r := range recontribute {
 		if r.res == nil {
-			delete(e.roots, nn)
+			delete(e.roots, r.nn)
 		}
 	}
+	e.releaseUnused()
 	e.computePending()
 	e.settleDNS()
 	e.refreshEndpoints(ch)
@@ -311,7 +312,13 @@ type update struct {
 	pending []*clusterEntry
 	// held are the clusters holding their load assignment message.
 	held []*clusterEntry
-	err  error
+	// unused are the clusters and secrets whose count fell to 0; those
+	// still at 0 once every unit is added are deleted (releaseUnused), so
+	// that a rebuilt root reusing them does not make them again.
+	unusedGRPC     []*clusterEntry
+	unusedClusters []*clusterEntry
+	unusedSecrets  []*secretEntry
+	err            error
 }
 
 func newUpdate(generation uint64) *update {

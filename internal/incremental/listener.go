@@ -97,7 +97,7 @@ func (h *httpsListener) publish(e *Engine) {
 			break
 		}
 	}
-	clear(h.before)
+	h.before = map[string][]byte{} // not clear: see settleDNS
 	if !changed {
 		return
 	}

@@ -76,6 +76,13 @@ type dnsEntry struct {
 // and in parallel.
 func (e *Engine) refCluster(c *dag.Cluster) {
 	ce := e.shared.clusters[c.Name]
+	if ce != nil && ce.refs == 0 && ce.cluster != c && !reflect.DeepEqual(ce.cluster.Spec, c.Spec) {
+		// Released in this update, and another spec hashes to its name:
+		// not a clash, since nothing uses the old one.
+		e.releaseGRPC(ce)
+		e.deleteCluster(ce)
+		ce = nil
+	}
 	if ce == nil {
 		ce = &clusterEntry{cluster: c, fresh: true}
 		for _, b := range c.Spec.Backends {
@@ -88,8 +95,15 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 		}
 		e.shared.clusters[c.Name] = ce
 		e.queue(ce)
-	} else if ce.cluster != c && !reflect.DeepEqual(ce.cluster.Spec, c.Spec) {
-		e.degraded = true
+	} else if ce.cluster != c {
+		if !reflect.DeepEqual(ce.cluster.Spec, c.Spec) {
+			e.degraded = true
+		}
+		if ce.refs == 0 {
+			// Reused by the root that released it: hold its new result's
+			// cluster, not the old one's.
+			ce.cluster = c
+		}
 	}
 	ce.refs++
 }
@@ -103,9 +117,34 @@ func (e *Engine) queue(ce *clusterEntry) {
 
 func (e *Engine) unrefCluster(c *dag.Cluster) {
 	ce := e.shared.clusters[c.Name]
-	if ce.refs--; ce.refs > 0 {
-		return
+	if ce.refs--; ce.refs == 0 {
+		e.u.unusedClusters = append(e.u.unusedClusters, ce)
 	}
+}
+
+// releaseUnused deletes the clusters and secrets no unit uses any more.
+func (e *Engine) releaseUnused() {
+	for _, ce := range e.u.unusedGRPC {
+		if ce.grpcRefs == 0 {
+			e.releaseGRPC(ce)
+		}
+	}
+	for _, ce := range e.u.unusedClusters {
+		if ce.refs == 0 && e.shared.clusters[ce.cluster.Name] == ce {
+			e.deleteCluster(ce)
+		}
+	}
+	for _, se := range e.u.unusedSecrets {
+		if se.refs == 0 && e.shared.secrets[se.secret.Name] == se {
+			delete(e.shared.secrets, se.secret.Name)
+			e.set(xdscache.GroupEnvoy, resource.SecretType, se.secret.Name, nil)
+		}
+	}
+	e.u.unusedGRPC, e.u.unusedClusters, e.u.unusedSecrets = nil, nil, nil
+}
+
+func (e *Engine) deleteCluster(ce *clusterEntry) {
+	c := ce.cluster
 	delete(e.shared.clusters, c.Name)
 	for _, svc := range ce.services {
 		list := e.shared.byService[svc]
@@ -129,7 +168,7 @@ func (e *Engine) unrefCluster(c *dag.Cluster) {
 // already references.
 func (e *Engine) refGRPCCluster(c *dag.Cluster) {
 	ce := e.shared.clusters[c.Name]
-	if ce.grpcRefs++; ce.grpcRefs == 1 {
+	if ce.grpcRefs++; ce.grpcRefs == 1 && ce.grpcRes == nil {
 		ce.grpcFresh = true
 		e.queue(ce)
 	}
@@ -137,12 +176,19 @@ func (e *Engine) refGRPCCluster(c *dag.Cluster) {
 
 func (e *Engine) unrefGRPCCluster(c *dag.Cluster) {
 	ce := e.shared.clusters[c.Name]
-	if ce.grpcRefs--; ce.grpcRefs > 0 {
+	if ce.grpcRefs--; ce.grpcRefs == 0 {
+		e.u.unusedGRPC = append(e.u.unusedGRPC, ce)
+	}
+}
+
+// releaseGRPC drops a cluster's gRPC resources.
+func (e *Engine) releaseGRPC(ce *clusterEntry) {
+	if ce.grpcRes == nil && ce.grpcCLA == nil {
 		return
 	}
 	ce.grpcRes, ce.grpcCLA, ce.grpcFresh = nil, nil, false
-	e.set(xdscache.GroupGRPC, resource.ClusterType, c.Name, nil)
-	e.set(xdscache.GroupGRPC, resource.EndpointType, c.Name, nil)
+	e.set(xdscache.GroupGRPC, resource.ClusterType, ce.cluster.Name, nil)
+	e.set(xdscache.GroupGRPC, resource.EndpointType, ce.cluster.Name, nil)
 }
 
 // assignments are a cluster's resources as a parallel phase computes them.
@@ -340,11 +386,9 @@ func (e *Engine) refSecret(s *dag.Secret) {
 
 func (e *Engine) unrefSecret(s *dag.Secret) {
 	se := e.shared.secrets[s.Name]
-	if se.refs--; se.refs > 0 {
-		return
+	if se.refs--; se.refs == 0 {
+		e.u.unusedSecrets = append(e.u.unusedSecrets, se)
 	}
-	delete(e.shared.secrets, s.Name)
-	e.set(xdscache.GroupEnvoy, resource.SecretType, s.Name, nil)
 }
 
 func sameSecret(a, b *dag.Secret) bool {

@@ -119,7 +119,7 @@ func (t *statusTable) recompute(e *Engine) {
 	for k := range t.touched {
 		keys = append(keys, k)
 	}
-	clear(t.touched)
+	t.touched = map[objects.Key]bool{} // not clear: see settleDNS
 	joined := make([]*dag.Status, len(keys))
 	forEach(len(keys), func(_, i int) { joined[i] = t.join(e, keys[i]) })
 	for i, k := range keys {
