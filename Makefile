@@ -111,3 +111,18 @@ SOAK_STREAMS ?= 500
 SOAK_SECONDS ?= 60
 soak:
 	SWITCHYARD_SOAK=1 SOAK_STREAMS=$(SOAK_STREAMS) SOAK_SECONDS=$(SOAK_SECONDS) $(GO) test ./internal/server -run '^TestSoak$$' -count=1 -v -timeout 15m
+
+.PHONY: bench
+
+## bench: the scale benchmarks of site/performance.md, after the machine
+## they run on: full build, one proxy changed and live heap at 1k and 10k
+## proxies, then the large ones (50k proxies, 50,000 clusters, 1,000 ADS
+## streams), which a plain `go test -bench .` skips. BENCH_COUNT repeats
+## each; BENCH_FLAGS adds go test flags (-tags vtprotobuf, say).
+BENCH_COUNT ?= 1
+BENCH_FLAGS ?=
+BENCH_PKGS := ./internal/incremental ./internal/pipeline ./internal/xdsload
+bench:
+	@echo "nproc: $$(nproc)"; grep -m1 'model name' /proc/cpuinfo || true; $(GO) version; uptime
+	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 30m $(BENCH_PKGS)
+	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench Large -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS)
