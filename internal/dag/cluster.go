@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,9 +53,9 @@ func clusterPrefix(spec ClusterSpec) string {
 		return "empty"
 	}
 	b := spec.Backends[0]
-	p := fmt.Sprintf("%s/%s/%d", b.Service.Namespace, b.Service.Name, b.Port)
+	p := b.Service.Namespace + "/" + b.Service.Name + "/" + strconv.Itoa(int(b.Port))
 	if n := len(spec.Backends); n > 1 {
-		p += fmt.Sprintf("+%d", n-1)
+		p += "+" + strconv.Itoa(n-1)
 	}
 	return p
 }

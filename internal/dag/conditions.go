@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
@@ -28,37 +29,36 @@ func parseConditions(conds []switchyardv1.MatchCondition, field string, include 
 	var ms matchState
 	paths := 0
 	for i, c := range conds {
-		cf := fmt.Sprintf("%s[%d]", field, i)
 		if n := countSet(c.Prefix != "", c.Exact != "", c.Regex != "", c.Header != nil, c.QueryParameter != nil); n != 1 {
-			return ms, fmt.Errorf("%s: exactly one of prefix, exact, regex, header and queryParameter must be set, found %d", cf, n)
+			return ms, fmt.Errorf("%s: exactly one of prefix, exact, regex, header and queryParameter must be set, found %d", condField(field, i), n)
 		}
 		switch {
 		case c.Prefix != "":
 			paths++
 			if err := validatePathPart(c.Prefix); err != nil {
-				return ms, fmt.Errorf("%s.prefix: %v", cf, err)
+				return ms, fmt.Errorf("%s.prefix: %v", condField(field, i), err)
 			}
 			ms.path = &PathMatch{Kind: PathPrefix, Value: c.Prefix}
 		case c.Exact != "" || c.Regex != "":
 			paths++
 			if include {
-				return ms, fmt.Errorf("%s: an include can only use prefix, header and queryParameter conditions", cf)
+				return ms, fmt.Errorf("%s: an include can only use prefix, header and queryParameter conditions", condField(field, i))
 			}
 			pm, err := parsePathCondition(c)
 			if err != nil {
-				return ms, fmt.Errorf("%s: %v", cf, err)
+				return ms, fmt.Errorf("%s: %v", condField(field, i), err)
 			}
 			ms.path = pm
 		case c.Header != nil:
 			hm, err := parseHeaderCondition(c.Header)
 			if err != nil {
-				return ms, fmt.Errorf("%s.header: %v", cf, err)
+				return ms, fmt.Errorf("%s.header: %v", condField(field, i), err)
 			}
 			ms.headers = append(ms.headers, hm)
 		default:
 			qm, err := parseQueryCondition(c.QueryParameter)
 			if err != nil {
-				return ms, fmt.Errorf("%s.queryParameter: %v", cf, err)
+				return ms, fmt.Errorf("%s.queryParameter: %v", condField(field, i), err)
 			}
 			ms.queries = append(ms.queries, qm)
 		}
@@ -70,6 +70,12 @@ func parseConditions(conds []switchyardv1.MatchCondition, field string, include 
 		ms.prefix, ms.path = ms.path.Value, nil
 	}
 	return ms, nil
+}
+
+// condField names one condition of a list, for error messages (built
+// only when there is one).
+func condField(field string, i int) string {
+	return field + "[" + strconv.Itoa(i) + "]"
 }
 
 func countSet(bs ...bool) int {
@@ -216,7 +222,9 @@ func queryKey(q QueryParamMatch) string {
 // would match the same requests.
 func matchSignature(r *Route) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d\x00%s", r.PathMatch.Kind, r.PathMatch.Value)
+	b.WriteString(strconv.Itoa(int(r.PathMatch.Kind)))
+	b.WriteByte(0)
+	b.WriteString(r.PathMatch.Value)
 	for _, h := range r.HeaderMatches {
 		b.WriteString("\x01" + headerKey(h))
 	}
@@ -230,11 +238,21 @@ func matchSignature(r *Route) string {
 // first: exact paths, then regexes, then prefixes; longer paths first; then
 // more header and query conditions first. Ties keep their discovery order.
 func sortRoutes(rs []*Route) {
-	rank := map[PathMatchKind]int{PathExact: 0, PathRegex: 1, PathPrefix: 2}
+	rank := func(k PathMatchKind) int {
+		switch k {
+		case PathExact:
+			return 0
+		case PathRegex:
+			return 1
+		case PathPrefix:
+			return 2
+		}
+		return 0
+	}
 	sort.SliceStable(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
-		if rank[a.PathMatch.Kind] != rank[b.PathMatch.Kind] {
-			return rank[a.PathMatch.Kind] < rank[b.PathMatch.Kind]
+		if rank(a.PathMatch.Kind) != rank(b.PathMatch.Kind) {
+			return rank(a.PathMatch.Kind) < rank(b.PathMatch.Kind)
 		}
 		if len(a.PathMatch.Value) != len(b.PathMatch.Value) {
 			return len(a.PathMatch.Value) > len(b.PathMatch.Value)

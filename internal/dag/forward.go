@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,7 +86,11 @@ func hasExplicitWeight(services []switchyardv1.Service) bool {
 func (f *forwardBuilder) checkWeights(services []switchyardv1.Service) bool {
 	anyWeight := hasExplicitWeight(services)
 	sums := map[int32]uint64{}
-	levelOf := map[string]int32{}
+	type servicePort struct {
+		name string
+		port int32
+	}
+	levelOf := map[servicePort]int32{}
 	nonMirror := 0
 	for _, s := range services {
 		if s.Mirror {
@@ -96,7 +101,7 @@ func (f *forwardBuilder) checkWeights(services []switchyardv1.Service) bool {
 		if s.Priority != nil {
 			prio = *s.Priority
 		}
-		id := fmt.Sprintf("%s:%d", s.Name, s.Port)
+		id := servicePort{s.Name, s.Port}
 		if other, seen := levelOf[id]; seen && other != prio {
 			f.st.addError(ErrService, "DuplicateService", "%s.services: Service %s port %d is listed at priorities %d and %d; list it once", f.field, s.Name, s.Port, other, prio)
 			return false
@@ -149,7 +154,7 @@ func priorityList(sums map[int32]uint64) string {
 // false when the service cannot take traffic (spec or reference error, or
 // weight 0).
 func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p servicePlan, planOK, usable bool) {
-	field := fmt.Sprintf("%s.services[%d]", f.field, i)
+	field := f.field + ".services[" + strconv.Itoa(i) + "]"
 	p.mirror = s.Mirror
 	if !f.planSpec(field, s, &p) {
 		return p, false, false

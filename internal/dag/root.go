@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -226,7 +227,7 @@ func (rb *rootBuilder) visit(p *switchyardv1.HTTPProxy, inh matchState, chain []
 	names := map[string]int{}
 	for i := range p.Spec.Routes {
 		r := &p.Spec.Routes[i]
-		field := fmt.Sprintf("spec.routes[%d]", i)
+		field := "spec.routes[" + strconv.Itoa(i) + "]"
 		nameErr := false
 		if r.Name != "" {
 			if err := validateRouteName(r.Name); err != nil {
@@ -271,7 +272,7 @@ func (rb *rootBuilder) claimMatch(rt *Route, st *Status, field string) bool {
 func (rb *rootBuilder) include(p *switchyardv1.HTTPProxy, i int, inh matchState, chain []types.NamespacedName, emit func(*Route, bool)) {
 	st := rb.statusOf(p)
 	inc := p.Spec.Includes[i]
-	field := fmt.Sprintf("spec.includes[%d]", i)
+	field := "spec.includes[" + strconv.Itoa(i) + "]"
 	ns := inc.Namespace
 	if ns == "" {
 		ns = p.Namespace
