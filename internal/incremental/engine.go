@@ -108,7 +108,9 @@ type Engine struct {
 	// name (see Degraded); ref then holds the last full build.
 	degraded bool
 	ref      *ReferenceResult
-	dagCache *dag.DAG
+	// dag is the last DAG materialized, and dirty what changed since.
+	dag   *dag.DAG
+	dirty dagDirty
 }
 
 // New returns an engine that has built nothing; the first Update with
@@ -129,6 +131,7 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 		statuses:  newStatusTable(),
 		shared:    newSharedTables(),
 		targets:   map[xdscache.Group]Targets{},
+		dirty:     newDAGDirty(),
 	}
 	for _, g := range xdscache.Groups {
 		e.targets[g] = Targets{}
@@ -167,10 +170,7 @@ func (e *Engine) DAG() *dag.DAG {
 	if e.degraded {
 		return e.ref.DAG
 	}
-	if e.dagCache == nil {
-		e.dagCache = e.materialize()
-	}
-	return e.dagCache
+	return e.view()
 }
 
 // Degraded reports whether the engine has fallen back to full builds: two
@@ -187,7 +187,6 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	e.u = newUpdate(e.generation)
 	e.u.initial = e.generation == 1
 	defer func() { e.u = nil }()
-	e.dagCache = nil
 	for _, k := range ch.Objects {
 		e.u.changed[k] = true
 	}

@@ -1,8 +1,6 @@
 package incremental
 
 import (
-	"sort"
-
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
@@ -47,35 +45,4 @@ func Reference(snap *objects.Snapshot, dagOpts dag.Options, trOpts translator.Op
 		out.Targets[g] = t
 	}
 	return out
-}
-
-// materialize puts the DAG together from the units, as Assemble would.
-func (e *Engine) materialize() *dag.DAG {
-	d := &dag.DAG{}
-	for _, r := range e.roots {
-		if r.added == nil || !r.added.winner {
-			continue
-		}
-		if vh := r.added.res.Insecure; vh != nil {
-			d.VirtualHosts = append(d.VirtualHosts, vh)
-		}
-		if svh := r.added.res.Secure; svh != nil {
-			d.SecureVirtualHosts = append(d.SecureVirtualHosts, svh)
-		}
-	}
-	sort.Slice(d.VirtualHosts, func(i, j int) bool { return d.VirtualHosts[i].FQDN < d.VirtualHosts[j].FQDN })
-	sort.Slice(d.SecureVirtualHosts, func(i, j int) bool { return d.SecureVirtualHosts[i].FQDN < d.SecureVirtualHosts[j].FQDN })
-	d.Clusters = make([]*dag.Cluster, 0, len(e.shared.clusters))
-	for _, ce := range e.shared.clusters {
-		d.Clusters = append(d.Clusters, ce.cluster)
-	}
-	sort.Slice(d.Clusters, func(i, j int) bool { return d.Clusters[i].Name < d.Clusters[j].Name })
-	d.Secrets = make([]*dag.Secret, 0, len(e.shared.secrets))
-	for _, se := range e.shared.secrets {
-		d.Secrets = append(d.Secrets, se.secret)
-	}
-	sort.Slice(d.Secrets, func(i, j int) bool { return d.Secrets[i].Name < d.Secrets[j].Name })
-	d.DNSNames = e.dnsNames()
-	sort.Slice(d.DNSNames, func(i, j int) bool { return d.DNSNames[i].Name < d.DNSNames[j].Name })
-	return d
 }

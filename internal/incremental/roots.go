@@ -186,6 +186,9 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 		e.set(g, t, name, r)
 	}
 	fqdn := res.FQDN
+	if res.Insecure != nil || res.Secure != nil {
+		e.dirty.hosts[fqdn] = true
+	}
 	put(xdscache.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn), out.scoped)
 	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn), out.http)
 	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn), out.https)

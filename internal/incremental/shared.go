@@ -94,6 +94,7 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 			e.shared.byService[svc] = append(e.shared.byService[svc], ce)
 		}
 		e.shared.clusters[c.Name] = ce
+		e.dirty.clusters[c.Name] = true
 		e.queue(ce)
 	} else if ce.cluster != c {
 		if !reflect.DeepEqual(ce.cluster.Spec, c.Spec) {
@@ -103,6 +104,7 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 			// Reused by the root that released it: hold its new result's
 			// cluster, not the old one's.
 			ce.cluster = c
+			e.dirty.clusters[c.Name] = true
 		}
 	}
 	ce.refs++
@@ -137,6 +139,7 @@ func (e *Engine) releaseUnused() {
 	for _, se := range e.u.unusedSecrets {
 		if se.refs == 0 && e.shared.secrets[se.secret.Name] == se {
 			delete(e.shared.secrets, se.secret.Name)
+			e.dirty.secrets[se.secret.Name] = true
 			e.set(xdscache.GroupEnvoy, resource.SecretType, se.secret.Name, nil)
 		}
 	}
@@ -146,6 +149,7 @@ func (e *Engine) releaseUnused() {
 func (e *Engine) deleteCluster(ce *clusterEntry) {
 	c := ce.cluster
 	delete(e.shared.clusters, c.Name)
+	e.dirty.clusters[c.Name] = true
 	for _, svc := range ce.services {
 		list := e.shared.byService[svc]
 		for i, x := range list {
@@ -374,11 +378,13 @@ func (e *Engine) refSecret(s *dag.Secret) {
 	case se == nil:
 		se = &secretEntry{secret: s, res: e.keep(encode(translator.Secret(s)))}
 		e.shared.secrets[s.Name] = se
+		e.dirty.secrets[s.Name] = true
 		e.set(xdscache.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	case se.secret != s && !sameSecret(se.secret, s):
 		// Every user of a changed Secret is rebuilt in the same update;
 		// the last one added holds the new content, as in Assemble.
 		se.secret, se.res = s, e.keep(encode(translator.Secret(s)))
+		e.dirty.secrets[s.Name] = true
 		e.set(xdscache.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	}
 	se.refs++
