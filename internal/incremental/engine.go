@@ -191,6 +191,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 		e.u.changed[k] = true
 	}
 	if e.generation == 1 {
+		e.presize()
 		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(translator.HTTPListener(e.cfg.Translator))))
 	}
 
@@ -240,6 +241,37 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	d := e.u.delta(e.targets)
 	d.Assignments = e.u.assignments
 	return d, e.u.err
+}
+
+// presize makes the engine's maps, before the first update fills them, as
+// large as the snapshot says they will get: growing a map of a hundred
+// thousand entries by doubling rehashes it over and over, on the one
+// goroutine the bookkeeping runs on.
+func (e *Engine) presize() {
+	s := e.snap
+	proxies, services := len(s.HTTPProxies), len(s.Services)
+	e.roots = make(map[types.NamespacedName]*rootUnit, proxies)
+	e.rootDeps.m = make(map[objects.Key]*readers, proxies+services+len(s.Secrets))
+	e.claims.fqdn = make(map[string][]*rootUnit, proxies)
+	e.claims.dns = make(map[string][]*dnsClaim, proxies)
+	e.claims.touched = make(map[string]bool, proxies)
+	e.shared.clusters = make(map[string]*clusterEntry, services)
+	e.shared.byService = make(map[types.NamespacedName][]*clusterEntry, services)
+	e.shared.dns = make(map[string]*dnsEntry, proxies)
+	n := proxies + len(s.ExtensionServices) + len(s.Delegations)
+	e.statuses.parts = make(map[objects.Key][]part, n)
+	e.statuses.current = make(map[objects.Key]*dag.Status, n)
+	e.statuses.touched = make(map[objects.Key]bool, n)
+	hint := map[string]int{
+		resource.ClusterType: services, resource.EndpointType: services, resource.RouteType: proxies,
+		resource.ScopedRouteType: proxies, resource.ListenerType: proxies, resource.SecretType: len(s.Secrets),
+	}
+	for _, g := range xdscache.Groups {
+		for _, t := range xdscache.TypesOf(g) {
+			e.targets[g][t] = make(map[string]*xdscache.Resource, hint[t])
+		}
+	}
+	e.targets[xdscache.GroupEnvoy][resource.ListenerType] = map[string]*xdscache.Resource{}
 }
 
 // keepKeyPairsSmall forgets the remembered certificate checks when they
