@@ -25,3 +25,9 @@ func TestGenUsage(t *testing.T) {
 		t.Errorf("gen --tls-fraction 2: exit %d, want 2", code)
 	}
 }
+
+func TestXDSLoadUsage(t *testing.T) {
+	if _, _, code := run(t, "xdsload", "--streams", "3"); code != 2 {
+		t.Errorf("xdsload without --target: exit %d, want 2", code)
+	}
+}
