@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/churn"
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -60,6 +61,11 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 			set := testSet(t, seed)
 			snap := set.Snapshot()
 			opts := Config{Translator: translator.DefaultOptions()}
+			if seed%3 == 2 {
+				// Global authorization: every secure host reads one more
+				// ExtensionService.
+				opts.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: "auth", Name: "authz-1"}
+			}
 			e := New(snap, opts)
 			if _, err := e.Update(Changes{Objects: keysOfChanges(set.Changes())}); err != nil {
 				t.Fatal(err)
@@ -109,7 +115,7 @@ func describe(changes []objects.Change) string {
 // compare reports every difference between the engine and a full build.
 func compare(t *testing.T, e *Engine, snap *objects.Snapshot, cfg Config, when string) bool {
 	t.Helper()
-	want := Reference(snap, dag.Options{}, cfg.Translator)
+	want := Reference(snap, cfg.DAG, cfg.Translator)
 	ok := true
 	for _, g := range xdscache.Groups {
 		got := e.Targets(g)
