@@ -58,7 +58,7 @@ func envoyResources(r *replica) map[string]map[string]proto.Message {
 			if out[typ] == nil {
 				out[typ] = map[string]proto.Message{}
 			}
-			out[typ][res.Name] = res.Message
+			out[typ][res.Name] = res.Decoded()
 		}
 	}
 	return out
