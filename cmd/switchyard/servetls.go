@@ -5,6 +5,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdstls"
 )
 
@@ -47,6 +48,8 @@ func checkServeTLS(f *pflag.FlagSet, cfg *server.Config) error {
 			return usageError("xDS TLS: %v", err)
 		}
 		cfg.GRPCOptions = append(cfg.GRPCOptions, grpc.Creds(creds))
+		// The client certificate bounds the groups a node may claim.
+		cfg.XDSOptions = append(cfg.XDSOptions, xdscache.WithGroupAuthorizer(xdstls.AuthorizeGroup))
 		return nil
 	}
 	if xdstls.IsLoopback(cfg.XDSAddress) {

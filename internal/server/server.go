@@ -47,6 +47,8 @@ type Config struct {
 	Pipeline pipeline.Config
 	// GRPCOptions are added to the xDS server's (TLS credentials, say).
 	GRPCOptions []grpc.ServerOption
+	// XDSOptions configure the xDS service (a group authorizer, say).
+	XDSOptions []xdscache.Option
 	// OnStatuses, when set, receives the statuses after every full build.
 	OnStatuses func([]*dag.Status)
 	Log        *slog.Logger
@@ -201,7 +203,7 @@ func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server,
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 	}, s.cfg.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
-	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log)
+	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log, s.cfg.XDSOptions...)
 	s.cfg.Registry.MustRegister(xdscache.NewEndpointCollector(s.cache))
 	go func() { errc <- gs.Serve(l) }()
 	return gs, nil

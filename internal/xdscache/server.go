@@ -63,10 +63,66 @@ type callbacks struct {
 	metrics *Metrics
 	log     *slog.Logger
 
+	// authorize, when set, decides whether a stream may act as a node of a
+	// group; ctxs holds each open stream's context for it.
+	authorize GroupAuthorizer
+
 	mu     sync.Mutex
 	sotw   map[int64]Group
 	delta  map[int64]Group
 	logged map[string]bool
+	ctxs   map[streamKey]context.Context
+}
+
+// streamKey names a stream: SotW and delta streams are numbered apart.
+type streamKey struct {
+	delta bool
+	id    int64
+}
+
+// GroupAuthorizer decides whether the client of a stream (its TLS peer is
+// in ctx) may be a node of group g. A non-nil error closes the stream with
+// that error.
+type GroupAuthorizer func(ctx context.Context, g Group) error
+
+// Option configures Register.
+type Option func(*callbacks)
+
+// WithGroupAuthorizer checks every node a stream announces: the group a
+// node claims decides what it receives (Secrets go to Envoy nodes only),
+// so a client must not claim a group it is not trusted with.
+func WithGroupAuthorizer(a GroupAuthorizer) Option {
+	return func(cb *callbacks) { cb.authorize = a }
+}
+
+func (cb *callbacks) opened(ctx context.Context, k streamKey) {
+	if cb.authorize == nil {
+		return
+	}
+	cb.mu.Lock()
+	cb.ctxs[k] = ctx
+	cb.mu.Unlock()
+}
+
+func (cb *callbacks) forget(k streamKey) {
+	cb.mu.Lock()
+	delete(cb.ctxs, k)
+	cb.mu.Unlock()
+}
+
+// check authorizes the node a request carries. Every request is checked,
+// not only the first: a client may send another node later in a stream.
+func (cb *callbacks) check(k streamKey, node *envoy_config_core_v3.Node) error {
+	if cb.authorize == nil || node == nil {
+		return nil
+	}
+	cb.mu.Lock()
+	ctx := cb.ctxs[k]
+	cb.mu.Unlock()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return cb.authorize(ctx, GroupOf(node))
 }
 
 // maxLoggedNACKs bounds the memory used to log each NACK once.
@@ -116,7 +172,18 @@ func (cb *callbacks) nack(g Group, node *envoy_config_core_v3.Node, typeURL, non
 
 func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 	return serverv3.CallbackFuncs{
+		StreamOpenFunc: func(ctx context.Context, id int64, _ string) error {
+			cb.opened(ctx, streamKey{id: id})
+			return nil
+		},
+		DeltaStreamOpenFunc: func(ctx context.Context, id int64, _ string) error {
+			cb.opened(ctx, streamKey{delta: true, id: id})
+			return nil
+		},
 		StreamRequestFunc: func(id int64, req *envoy_service_discovery_v3.DiscoveryRequest) error {
+			if err := cb.check(streamKey{id: id}, req.GetNode()); err != nil {
+				return err
+			}
 			g := cb.streamGroup(cb.sotw, id, req.GetNode(), "sotw")
 			if req.GetErrorDetail() != nil {
 				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
@@ -129,8 +196,14 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetVersionInfo(), proto.Size(resp))
 		},
-		StreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) { cb.closed(cb.sotw, id, "sotw") },
+		StreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
+			cb.forget(streamKey{id: id})
+			cb.closed(cb.sotw, id, "sotw")
+		},
 		StreamDeltaRequestFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) error {
+			if err := cb.check(streamKey{delta: true, id: id}, req.GetNode()); err != nil {
+				return err
+			}
 			g := cb.streamGroup(cb.delta, id, req.GetNode(), "delta")
 			if req.GetErrorDetail() != nil {
 				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
@@ -143,14 +216,20 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetSystemVersionInfo(), proto.Size(resp))
 		},
-		DeltaStreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) { cb.closed(cb.delta, id, "delta") },
+		DeltaStreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
+			cb.forget(streamKey{delta: true, id: id})
+			cb.closed(cb.delta, id, "delta")
+		},
 	}
 }
 
 // Register serves the cache on a gRPC server: ADS and the per-type
 // discovery services, state-of-the-world and delta.
-func Register(ctx context.Context, gs *grpc.Server, c *Cache, m *Metrics, log *slog.Logger) {
-	cb := &callbacks{metrics: m, log: log, sotw: map[int64]Group{}, delta: map[int64]Group{}, logged: map[string]bool{}}
+func Register(ctx context.Context, gs *grpc.Server, c *Cache, m *Metrics, log *slog.Logger, opts ...Option) {
+	cb := &callbacks{metrics: m, log: log, sotw: map[int64]Group{}, delta: map[int64]Group{}, logged: map[string]bool{}, ctxs: map[streamKey]context.Context{}}
+	for _, o := range opts {
+		o(cb)
+	}
 	srv := serverv3.NewServer(ctx, c, cb.funcs(),
 		sotw.WithOrderedADS(),
 		sotw.WithLogger(quietLogger{log}),

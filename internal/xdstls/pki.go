@@ -21,6 +21,9 @@ type PKIOptions struct {
 	IPs      []net.IP
 	// ClientName is the client certificate's common name.
 	ClientName string
+	// ClientGroups are the consumer groups the client certificate may
+	// join (see GroupURI); empty means every group.
+	ClientGroups []string
 	// Validity is how long the certificates are valid, from Now.
 	Validity time.Duration
 	Now      time.Time
@@ -75,6 +78,17 @@ func NewPKI(o PKIOptions) (*PKI, error) {
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
+	groups := o.ClientGroups
+	if len(groups) == 0 {
+		groups = AllGroups
+	}
+	for _, g := range groups {
+		u, err := GroupURI(g)
+		if err != nil {
+			return nil, err
+		}
+		client.URIs = append(client.URIs, u)
+	}
 	cli, err := issue(client, root, o)
 	if err != nil {
 		return nil, err
@@ -128,4 +142,59 @@ func issue(tmpl *x509.Certificate, parent *issued, o PKIOptions) (*issued, error
 		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}),
 	}, nil
+}
+
+// IssueClient signs one more client certificate with the PKI's CA, for a
+// client that may join only the given groups (all when empty): say, a DNS
+// balancer that must not be able to act as Envoy.
+func (p *PKI) IssueClient(name string, groups []string, validity time.Duration, now time.Time) (certPEM, keyPEM []byte, err error) {
+	ca, err := parseIssued(p.CACert, p.CAKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the CA: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if len(groups) == 0 {
+		groups = AllGroups
+	}
+	for _, g := range groups {
+		u, err := GroupURI(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		tmpl.URIs = append(tmpl.URIs, u)
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	c, err := issue(tmpl, ca, PKIOptions{Validity: validity, Now: now})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.certPEM, c.keyPEM, nil
+}
+
+// parseIssued reads a PEM certificate and its PKCS#8 ECDSA key.
+func parseIssued(certPEM, keyPEM []byte) (*issued, error) {
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("not PEM")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("the CA key is a %T, not ECDSA", k)
+	}
+	return &issued{cert: cert, key: key, certPEM: certPEM, keyPEM: keyPEM}, nil
 }
