@@ -193,9 +193,11 @@ func (t *typeState) notify(changed map[string]bool) {
 		}
 	}
 	for w := range t.delta {
-		if resp := t.deltaResponse(w.req, w.sub, changed); resp != nil {
+		if resp, undo := t.deltaResponse(w.req, w.sub, changed); resp != nil {
 			delete(t.delta, w)
-			sendDelta(w.ch, resp)
+			if !sendDelta(w.ch, resp) {
+				undo()
+			}
 		}
 	}
 }

@@ -25,8 +25,10 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 	if ts == nil {
 		return func() {}, nil
 	}
-	if resp := ts.deltaResponse(req, sub, nil); resp != nil {
-		sendDelta(ch, resp)
+	if resp, undo := ts.deltaResponse(req, sub, nil); resp != nil {
+		if !sendDelta(ch, resp) {
+			undo()
+		}
 		return func() {}, nil
 	}
 	w := &deltaWatch{req: req, sub: sub, ch: ch}
@@ -41,7 +43,9 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 // deltaResponse builds the resources that differ from what the stream
 // holds and the names it holds that no longer exist, or returns nil when
 // there are none. changed limits the check to the names an update touched.
-func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool) cache.DeltaResponse {
+// The stream's returned-resources map is updated in place (see deltaBuild);
+// undo restores it when the response is not sent after all.
+func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool) (cache.DeltaResponse, func()) {
 	returned := sub.ReturnedResources()
 	var updated, removed []string
 	check := func(name string) {
@@ -72,23 +76,55 @@ func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscriptio
 	// is nothing new, so the client can finish initializing.
 	initial := req.GetResponseNonce() == "" && changed == nil && sub.IsWildcard()
 	if len(updated) == 0 && len(removed) == 0 && !initial {
-		return nil
+		return nil, func() {}
 	}
 	return t.deltaBuild(req, returned, updated, removed)
 }
 
-func (t *typeState) deltaBuild(req *cache.DeltaRequest, returned map[string]string, updated, removed []string) cache.DeltaResponse {
+// deltaBuild builds the response and the stream's next returned resources.
+//
+// The next map is the stream's own map, updated in place, not a copy: a
+// copy costs what the stream holds (for an Envoy, every cluster's load
+// assignment) on every response, where the update costs what changed.
+// That is safe because go-control-plane's delta server sends every
+// response it is handed before it reads or changes the subscription again
+// (it processes pending responses before each request, and cancels the
+// watch, which takes the cache's lock, before changing subscriptions), and
+// stores exactly this map as the stream's returned resources. The returned
+// undo restores the map for a response that is not sent.
+func (t *typeState) deltaBuild(req *cache.DeltaRequest, returned map[string]string, updated, removed []string) (cache.DeltaResponse, func()) {
 	sort.Strings(updated)
 	sort.Strings(removed)
-	next := cloneReturned(returned)
+	next := returned
+	if next == nil {
+		next = map[string]string{}
+	}
+	type prior struct {
+		name, version string
+		had           bool
+	}
+	undo := make([]prior, 0, len(updated)+len(removed))
 	out := make([]*envoy_service_discovery_v3.Resource, 0, len(updated))
 	for _, name := range updated {
 		r := t.resources[name]
+		v, had := next[name]
+		undo = append(undo, prior{name, v, had})
 		next[name] = r.Version
 		out = append(out, &envoy_service_discovery_v3.Resource{Name: name, Version: r.Version, Resource: r.Any})
 	}
 	for _, name := range removed {
+		v, had := next[name]
+		undo = append(undo, prior{name, v, had})
 		delete(next, name)
+	}
+	restore := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			if p := undo[i]; p.had {
+				next[p.name] = p.version
+			} else {
+				delete(next, p.name)
+			}
+		}
 	}
 	return &cache.DeltaPassthroughResponse{
 		DeltaRequest:   req,
@@ -99,12 +135,16 @@ func (t *typeState) deltaBuild(req *cache.DeltaRequest, returned map[string]stri
 			Resources:         out,
 			RemovedResources:  removed,
 		},
-	}
+	}, restore
 }
 
-func sendDelta(ch chan cache.DeltaResponse, resp cache.DeltaResponse) {
+// sendDelta hands a response to a stream and reports whether it could;
+// see send.
+func sendDelta(ch chan cache.DeltaResponse, resp cache.DeltaResponse) bool {
 	select {
 	case ch <- resp:
+		return true
 	default:
+		return false
 	}
 }
