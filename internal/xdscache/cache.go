@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -31,6 +32,8 @@ type Change struct {
 type Cache struct {
 	mu     sync.Mutex
 	groups map[Group]map[string]*typeState
+	// epoch counts updates, to age handoffs.
+	epoch uint64
 }
 
 var _ cache.Cache = (*Cache)(nil)
@@ -44,6 +47,12 @@ type typeState struct {
 	setHash uint64
 	sotw    map[*sotwWatch]struct{}
 	delta   map[*deltaWatch]struct{}
+	// changes logs the last changes (see changeLog), so that a delta
+	// stream's next watch checks what changed since its last response
+	// instead of everything it subscribes to; handoff carries each
+	// stream's generation from a watch to the next.
+	changes changeLog
+	handoff map[unsafe.Pointer]handoff
 }
 
 // New returns an empty cache.
@@ -57,6 +66,7 @@ func New() *Cache {
 				resources: map[string]*Resource{},
 				sotw:      map[*sotwWatch]struct{}{},
 				delta:     map[*deltaWatch]struct{}{},
+				handoff:   map[unsafe.Pointer]handoff{},
 			}
 		}
 	}
@@ -89,6 +99,10 @@ func (c *Cache) Update(g Group, changes []Change) error {
 			return errors.New("xdscache: group " + string(g) + " does not serve " + ch.TypeURL)
 		}
 	}
+	c.epoch++
+	for _, ts := range types {
+		ts.dropStale(c.epoch)
+	}
 	changed := map[string]map[string]bool{}
 	for _, ch := range changes {
 		if types[ch.TypeURL].apply(ch) {
@@ -115,6 +129,7 @@ func (t *typeState) apply(ch Change) bool {
 		}
 		delete(t.resources, ch.Name)
 		t.setHash ^= entryHash(ch.Name, old.Version)
+		t.changes.add(ch.Name)
 		return true
 	}
 	if had && old.Version == ch.Resource.Version {
@@ -125,6 +140,7 @@ func (t *typeState) apply(ch Change) bool {
 	}
 	t.resources[ch.Name] = ch.Resource
 	t.setHash ^= entryHash(ch.Name, ch.Resource.Version)
+	t.changes.add(ch.Name)
 	return true
 }
 
@@ -193,12 +209,17 @@ func (t *typeState) notify(changed map[string]bool) {
 		}
 	}
 	for w := range t.delta {
-		if resp, undo := t.deltaResponse(w.req, w.sub, changed); resp != nil {
+		resp, undo := t.deltaResponse(w.req, w.sub, changed, false)
+		if resp != nil {
 			delete(t.delta, w)
 			if !sendDelta(w.ch, resp) {
 				undo()
+				continue
 			}
+			w.key = subscriptionKey(resp.GetNextVersionMap())
 		}
+		// Answered or not, the stream is now current.
+		w.generation = t.changes.generation
 	}
 }
 

@@ -2,17 +2,23 @@ package xdscache
 
 import (
 	"sort"
+	"unsafe"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 )
 
-// deltaWatch is an open incremental request.
+// deltaWatch is an open incremental request: parked, or answered and
+// waiting for go-control-plane to cancel it when the stream's next request
+// comes. key and generation are what it hands the next watch (see
+// changeLog).
 type deltaWatch struct {
-	req *cache.DeltaRequest
-	sub cache.Subscription
-	ch  chan cache.DeltaResponse
+	req        *cache.DeltaRequest
+	sub        cache.Subscription
+	ch         chan cache.DeltaResponse
+	key        unsafe.Pointer
+	generation uint64
 }
 
 // CreateDeltaWatch answers an incremental request now if the stream lacks
@@ -25,19 +31,31 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 	if ts == nil {
 		return func() {}, nil
 	}
-	if resp, undo := ts.deltaResponse(req, sub, nil); resp != nil {
-		if !sendDelta(ch, resp) {
-			undo()
-		}
-		return func() {}, nil
+	var changed map[string]bool
+	key := subscriptionKey(sub.ReturnedResources())
+	if g, ok := ts.take(key, req); ok {
+		// A stream this cache answered before: only what changed since.
+		changed, _ = ts.changes.since(g, req)
 	}
-	w := &deltaWatch{req: req, sub: sub, ch: ch}
-	ts.delta[w] = struct{}{}
-	return func() {
+	w := &deltaWatch{req: req, sub: sub, ch: ch, key: key, generation: ts.changes.generation}
+	cancel := func() {
 		c.mu.Lock()
 		delete(ts.delta, w)
+		ts.leave(w.key, w.generation, c.epoch)
 		c.mu.Unlock()
-	}, nil
+	}
+	resp, undo := ts.deltaResponse(req, sub, changed, changed == nil)
+	if resp == nil {
+		ts.delta[w] = struct{}{}
+		return cancel, nil
+	}
+	if !sendDelta(ch, resp) {
+		undo()
+		w.key = nil
+		return cancel, nil
+	}
+	w.key = subscriptionKey(resp.GetNextVersionMap())
+	return cancel, nil
 }
 
 // deltaResponse builds the resources that differ from what the stream
@@ -45,7 +63,10 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 // there are none. changed limits the check to the names an update touched.
 // The stream's returned-resources map is updated in place (see deltaBuild);
 // undo restores it when the response is not sent after all.
-func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool) (cache.DeltaResponse, func()) {
+//
+// full is set when everything the stream subscribes to is checked (a watch
+// opened without a known generation), as opposed to only changed.
+func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool, full bool) (cache.DeltaResponse, func()) {
 	returned := sub.ReturnedResources()
 	var updated, removed []string
 	check := func(name string) {
@@ -58,7 +79,7 @@ func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscriptio
 			removed = append(removed, name)
 		}
 	}
-	if changed != nil {
+	if !full {
 		for name := range changed {
 			if inView(sub, name) {
 				check(name)
@@ -74,7 +95,7 @@ func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscriptio
 	}
 	// The first request of a wildcard stream is answered even when there
 	// is nothing new, so the client can finish initializing.
-	initial := req.GetResponseNonce() == "" && changed == nil && sub.IsWildcard()
+	initial := req.GetResponseNonce() == "" && full && sub.IsWildcard()
 	if len(updated) == 0 && len(removed) == 0 && !initial {
 		return nil, func() {}
 	}
