@@ -166,6 +166,9 @@ type watch struct {
 	sub   stream.Subscription
 	ch    chan cache.DeltaResponse
 	nonce int
+	// cancel is the last watch's; the server calls it when the stream's
+	// next request comes, before it opens the next watch.
+	cancel func()
 }
 
 func openWatches(b *testing.B, c *xdscache.Cache, names []string, n int) []*watch {
@@ -190,9 +193,14 @@ func openWatches(b *testing.B, c *xdscache.Cache, names []string, n int) []*watc
 
 func (w *watch) arm(b *testing.B) {
 	b.Helper()
-	if _, err := w.cache.CreateDeltaWatch(w.req, w.sub, w.ch); err != nil {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	cancel, err := w.cache.CreateDeltaWatch(w.req, w.sub, w.ch)
+	if err != nil {
 		b.Fatal(err)
 	}
+	w.cancel = cancel
 }
 
 // receive takes the response the cache answered with, encodes it as the
