@@ -168,9 +168,9 @@ func newController(opts kubeOptions, cfg server.Config, rc *rest.Config, default
 		return nil, err
 	}
 	if prev := cfg.OnStatuses; prev != nil {
-		cfg.OnStatuses = func(st []*dag.Status) { prev(st); w.Update(st) }
+		cfg.OnStatuses = func(u dag.StatusUpdate) { prev(u); w.Apply(u) }
 	} else {
-		cfg.OnStatuses = w.Update
+		cfg.OnStatuses = w.Apply
 	}
 	cfg.Log = log
 	return &controller{server: server.New(cfg), source: src, status: w}, nil

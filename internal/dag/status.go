@@ -29,3 +29,14 @@ const (
 	ErrDelegation   = "DelegationError"
 	ErrIngressClass = "IngressClassError"
 )
+
+// StatusUpdate is what one build changed in the statuses: every status
+// (All, after the first build), or the statuses recomputed and the keys
+// of objects that no longer have one. Consumers that keep state per
+// object (logs, the status writer) then do work in proportion to the
+// change, not to the number of objects.
+type StatusUpdate struct {
+	All     bool
+	Changed []*Status
+	Removed []objects.Key
+}

@@ -165,6 +165,16 @@ func (e *Engine) Statuses() []*dag.Status {
 	return e.statuses.sorted()
 }
 
+// StatusUpdate returns what the last Update changed in the statuses: all
+// of them after the first update (or in degraded mode), else the ones it
+// recomputed.
+func (e *Engine) StatusUpdate() dag.StatusUpdate {
+	if e.degraded || e.generation <= 1 {
+		return dag.StatusUpdate{All: true, Changed: e.Statuses()}
+	}
+	return e.statuses.update()
+}
+
 // DAG returns the graph of the last build, as dag.Build would return it.
 func (e *Engine) DAG() *dag.DAG {
 	if e.degraded {

@@ -71,6 +71,8 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				t.Fatal(err)
 			}
 			compare(t, e, snap, opts, "initial build")
+			known := map[objects.Key]*dag.Status{}
+			followStatuses(t, known, e, "initial build")
 			m := churn.New(seed, snap)
 			for step := range steps {
 				changes, endpoints, all := m.Step()
@@ -80,9 +82,36 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				if !compare(t, e, snap, opts, fmt.Sprintf("step %d (%s)", step, describe(changes))) {
 					return
 				}
+				followStatuses(t, known, e, fmt.Sprintf("step %d", step))
 				tally(seen, e.Statuses())
 			}
 		})
+	}
+}
+
+// followStatuses applies the engine's last status update to known, as a
+// consumer would, and checks that it then holds exactly every status: an
+// update must never miss a change.
+func followStatuses(t *testing.T, known map[objects.Key]*dag.Status, e *Engine, when string) {
+	t.Helper()
+	u := e.StatusUpdate()
+	if u.All {
+		clear(known)
+	}
+	for _, k := range u.Removed {
+		delete(known, k)
+	}
+	for _, st := range u.Changed {
+		known[st.Key] = st
+	}
+	all := e.Statuses()
+	if len(all) != len(known) {
+		t.Fatalf("%s: following the status updates gives %d statuses, the engine has %d", when, len(known), len(all))
+	}
+	for _, st := range all {
+		if got := known[st.Key]; got == nil || !reflect.DeepEqual(got, st) {
+			t.Fatalf("%s: status of %s followed from the updates is %+v, want %+v", when, st.Key, got, st)
+		}
 	}
 }
 

@@ -24,6 +24,8 @@ type statusTable struct {
 	// caller may keep the one it got.
 	list    []*dag.Status
 	touched map[objects.Key]bool
+	// recomputed are the keys the last update recomputed, sorted.
+	recomputed []objects.Key
 }
 
 // part is one unit's status for an object.
@@ -112,6 +114,7 @@ func (e *Engine) touchObjectStatuses() {
 
 // recompute joins the touched statuses again and updates the sorted list.
 func (t *statusTable) recompute(e *Engine) {
+	t.recomputed = nil
 	if len(t.touched) == 0 {
 		return
 	}
@@ -131,6 +134,21 @@ func (t *statusTable) recompute(e *Engine) {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	t.list = t.patch(keys)
+	t.recomputed = keys
+}
+
+// update reports the last update's recomputed statuses, and the keys
+// that lost theirs.
+func (t *statusTable) update() dag.StatusUpdate {
+	var u dag.StatusUpdate
+	for _, k := range t.recomputed {
+		if st := t.current[k]; st != nil {
+			u.Changed = append(u.Changed, st)
+		} else {
+			u.Removed = append(u.Removed, k)
+		}
+	}
+	return u
 }
 
 // join computes one object's status as Assemble would, or nil when it has

@@ -88,6 +88,8 @@ type Result struct {
 	Duration    time.Duration
 	// Statuses are the statuses of every object, as of this batch.
 	Statuses []*dag.Status
+	// StatusUpdate is what this batch changed in them.
+	StatusUpdate dag.StatusUpdate
 	// Next is when Tick must be called to publish the next stage; zero
 	// when nothing is pending.
 	Next time.Time
@@ -113,6 +115,9 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 	}
 	res.Duration = time.Since(start)
 	res.Statuses = p.Statuses()
+	if p.built {
+		res.StatusUpdate = p.engine.StatusUpdate()
+	}
 	res.Next = p.next()
 	p.cfg.Metrics.observe(res, err)
 	return res, err

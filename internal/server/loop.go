@@ -100,28 +100,31 @@ func (s *Server) build(changes []objects.Change) error {
 	if !res.Full {
 		return nil
 	}
-	prev := s.state.Load()
 	s.state.Store(&admin.State{DAG: s.pipe.DAG(), Statuses: res.Statuses})
-	s.logStatusChanges(prev, res.Statuses)
+	s.logStatusChanges(res.StatusUpdate)
 	if s.cfg.OnStatuses != nil {
-		s.cfg.OnStatuses(res.Statuses)
+		s.cfg.OnStatuses(res.StatusUpdate)
 	}
 	return nil
 }
 
 // logStatusChanges logs every object whose status changed, so that an
 // operator running from a directory sees what the API server would show.
-func (s *Server) logStatusChanges(prev *admin.State, now []*dag.Status) {
-	before := map[objects.Key]string{}
-	if prev != nil {
-		for _, st := range prev.Statuses {
-			before[st.Key] = st.State + "\x00" + st.Description
-		}
+// It works from the build's status update, so a batch costs in proportion
+// to what it changed, not to the number of objects.
+func (s *Server) logStatusChanges(u dag.StatusUpdate) {
+	if u.All {
+		s.logged = map[objects.Key]string{}
 	}
-	for _, st := range now {
-		if before[st.Key] == st.State+"\x00"+st.Description {
+	for _, k := range u.Removed {
+		delete(s.logged, k)
+	}
+	for _, st := range u.Changed {
+		line := st.State + "\x00" + st.Description
+		if s.logged[st.Key] == line {
 			continue
 		}
+		s.logged[st.Key] = line
 		level := s.cfg.Log.Info
 		if len(st.Errors) > 0 {
 			level = s.cfg.Log.Warn

@@ -49,8 +49,9 @@ type Config struct {
 	GRPCOptions []grpc.ServerOption
 	// XDSOptions configure the xDS service (a group authorizer, say).
 	XDSOptions []xdscache.Option
-	// OnStatuses, when set, receives the statuses after every full build.
-	OnStatuses func([]*dag.Status)
+	// OnStatuses, when set, receives what each build changed in the
+	// statuses (all of them after the first build).
+	OnStatuses func(dag.StatusUpdate)
 	Log        *slog.Logger
 	// Registry receives the metrics; a new one when nil.
 	Registry *prometheus.Registry
@@ -72,7 +73,9 @@ type Server struct {
 	ready   atomic.Bool
 	xdsAddr atomic.Pointer[net.Addr]
 	// next is when the pipeline's next stage is due (time.Time).
-	next     atomic.Value
+	next atomic.Value
+	// logged is the last status logged per object (build loop only).
+	logged   map[objects.Key]string
 	adminLis net.Listener
 	xdsLis   net.Listener
 }
@@ -95,7 +98,7 @@ func New(cfg Config) *Server {
 	cfg.Pipeline.Log = cfg.Log
 	cfg.Pipeline.Metrics = pipeline.NewMetrics(cfg.Registry)
 	c := xdscache.New()
-	s := &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline)}
+	s := &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}}
 	s.next.Store(time.Time{})
 	return s
 }

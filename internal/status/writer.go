@@ -169,6 +169,30 @@ func (w *Writer) Update(statuses []*dag.Status) {
 	w.signal()
 }
 
+// Apply hands the writer what a build changed in the statuses. Like
+// Update it never blocks; a partial update marks only the objects it
+// names, so a build that changed one proxy costs one comparison, not one
+// per object.
+func (w *Writer) Apply(u dag.StatusUpdate) {
+	if u.All {
+		w.Update(u.Changed)
+		return
+	}
+	w.mu.Lock()
+	for _, k := range u.Removed {
+		delete(w.desired, k)
+		delete(w.pending, k)
+	}
+	for _, st := range u.Changed {
+		if _, ok := w.clients[st.Key.Kind]; ok {
+			w.desired[st.Key] = st
+			w.pending[st.Key] = true
+		}
+	}
+	w.mu.Unlock()
+	w.signal()
+}
+
 func (w *Writer) signal() {
 	select {
 	case w.wake <- struct{}{}:

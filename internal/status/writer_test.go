@@ -199,3 +199,40 @@ func TestConflictIsRetried(t *testing.T) {
 }
 
 func ptrTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
+
+// TestApplyPartialUpdates: a build's status update marks only the objects
+// it names, so an unchanged object is not even compared again.
+func TestApplyPartialUpdates(t *testing.T) {
+	ns := env.Namespace(t)
+	pa, pb := createProxy(t, ns, "a"), createProxy(t, ns, "b")
+	ka := objects.Key{Kind: objects.KindHTTPProxy, Namespace: ns, Name: "a"}
+	kb := objects.Key{Kind: objects.KindHTTPProxy, Namespace: ns, Name: "b"}
+	src := cache(t, ns)
+	w, reg := startWriter(t, src.Get, nil)
+	w.Apply(dag.StatusUpdate{All: true, Changed: []*dag.Status{
+		statusOf(ka, pa.Generation, switchyardv1.StatusValid, "valid HTTPProxy"),
+		statusOf(kb, pb.Generation, switchyardv1.StatusValid, "valid HTTPProxy"),
+	}})
+	testenv.WaitFor(t, 10*time.Second, "both valid", func() bool {
+		return getProxy(t, ns, "a").Status.CurrentStatus == "valid" && getProxy(t, ns, "b").Status.CurrentStatus == "valid"
+	})
+	before := updates(t, reg, "written") + updates(t, reg, "unchanged")
+
+	e := switchyardv1.SubCondition{Type: dag.ErrService, Reason: "ServiceNotFound", Message: "spec.routes[0].services[0]: Service x not found"}
+	w.Apply(dag.StatusUpdate{Changed: []*dag.Status{statusOf(kb, pb.Generation, switchyardv1.StatusInvalid, e.Message, e)}})
+	testenv.WaitFor(t, 10*time.Second, "b invalid", func() bool { return getProxy(t, ns, "b").Status.CurrentStatus == "invalid" })
+	if n := updates(t, reg, "written") + updates(t, reg, "unchanged") - before; n != 1 {
+		t.Fatalf("a partial update naming one object led to %v checks, want 1", n)
+	}
+	if got := getProxy(t, ns, "a").Status.CurrentStatus; got != "valid" {
+		t.Fatalf("a's status changed: %s", got)
+	}
+
+	// An object a build no longer reports is left as it is.
+	w.Apply(dag.StatusUpdate{Removed: []objects.Key{ka}})
+	w.Apply(dag.StatusUpdate{Changed: []*dag.Status{statusOf(kb, pb.Generation, switchyardv1.StatusValid, "valid HTTPProxy")}})
+	testenv.WaitFor(t, 10*time.Second, "b valid again", func() bool { return getProxy(t, ns, "b").Status.CurrentStatus == "valid" })
+	if got := getProxy(t, ns, "a").Status.CurrentStatus; got != "valid" {
+		t.Fatalf("a removed object's status must be left alone, got %s", got)
+	}
+}
