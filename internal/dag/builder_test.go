@@ -534,3 +534,34 @@ func TestDrainedServiceWarns(t *testing.T) {
 		t.Fatalf("a drained Service stays in the cluster (its endpoints are DRAINING, not deleted): %d backends", n)
 	}
 }
+
+// TestDNSNameCollisionIsDeterministic: a proxy named "api.shop" and the
+// route "api" of proxy "shop" both want api.shop.<namespace>; which one
+// keeps it must not depend on map iteration order.
+func TestDNSNameCollisionIsDeterministic(t *testing.T) {
+	named := route(svc("a", 80))
+	named.Name = "api"
+	objs := []runtime.Object{
+		service("a", 80), service("b", 80),
+		proxy("shop", switchyardv1.HTTPProxySpec{
+			VirtualHost: &switchyardv1.VirtualHost{Fqdn: "shop.example.com"},
+			Routes:      []switchyardv1.Route{named},
+			Includes:    []switchyardv1.Include{{Name: "api.shop", Conditions: []switchyardv1.MatchCondition{{Prefix: "/other"}}}},
+		}),
+		proxy("api.shop", switchyardv1.HTTPProxySpec{Routes: []switchyardv1.Route{route(svc("b", 80))}}),
+	}
+	first := ""
+	for i := 0; i < 20; i++ {
+		res := build(t, objs...)
+		var got string
+		for _, n := range res.DAG.DNSNames {
+			if n.Name == "api.shop.default" {
+				got = n.Cluster.Spec.Backends[0].Service.Name
+			}
+		}
+		if got == "" || (first != "" && got != first) {
+			t.Fatalf("build %d: api.shop.default -> %q, first build -> %q", i, got, first)
+		}
+		first = got
+	}
+}

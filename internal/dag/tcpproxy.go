@@ -2,6 +2,7 @@ package dag
 
 import (
 	"fmt"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -153,7 +154,18 @@ func (rb *rootBuilder) proxyDNS(root *switchyardv1.HTTPProxy, routes []*Route, t
 	if tcp != nil && len(byProxy[rootNN]) == 0 {
 		rb.dns = append(rb.dns, DNSName{Name: root.Name + "." + root.Namespace, Cluster: tcp.Cluster})
 	}
-	for nn, rs := range byProxy {
+	// Proxies in sorted order: when two names of this tree collide (a proxy
+	// named "a.b" and route "a" of proxy "b"), the first one kept must not
+	// depend on map order.
+	proxies := make([]types.NamespacedName, 0, len(byProxy))
+	for nn := range byProxy {
+		proxies = append(proxies, nn)
+	}
+	sort.Slice(proxies, func(i, j int) bool {
+		return lessObject(proxies[i].Namespace, proxies[i].Name, proxies[j].Namespace, proxies[j].Name)
+	})
+	for _, nn := range proxies {
+		rs := byProxy[nn]
 		if best := rb.defaultRoute(nn, rs); best != nil {
 			rb.dns = append(rb.dns, DNSName{Name: nn.Name + "." + nn.Namespace, Cluster: best.Forward.Merged})
 		}
