@@ -13,8 +13,14 @@ LINT_BIN := $(HOME)/.cache/switchyard/bin/golangci-lint-v2.15.0
 
 all: build
 
+# vtprotobuf compiles go-control-plane's generated marshallers, which
+# encode resources without reflection (see site/performance.md); output is
+# deterministic either way.
+BUILD_TAGS ?= vtprotobuf
+
 build:
 	$(GO) build ./...
+	$(GO) build -tags $(BUILD_TAGS) -o bin/switchyard ./cmd/switchyard
 
 ## generate: regenerate DeepCopy code and CRD manifests from apis/.
 generate:
