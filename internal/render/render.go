@@ -61,26 +61,9 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 // types.
 func ByType(r *translator.Resources) map[string][]proto.Message {
 	out := map[string][]proto.Message{}
-	add := func(msgs []proto.Message) {
-		if len(msgs) == 0 {
-			return
-		}
-		url := "type.googleapis.com/" + string(msgs[0].ProtoReflect().Descriptor().FullName())
-		out[url] = append(out[url], msgs...)
-	}
-	add(asMessages(r.Listeners))
-	add(asMessages(r.ScopedRoutes))
-	add(asMessages(r.Routes))
-	add(asMessages(r.Clusters))
-	add(asMessages(r.Endpoints))
-	add(asMessages(r.Secrets))
-	return out
-}
-
-func asMessages[T proto.Message](in []T) []proto.Message {
-	out := make([]proto.Message, len(in))
-	for i, m := range in {
-		out[i] = m
+	for _, m := range r.All() {
+		url := "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
+		out[url] = append(out[url], m)
 	}
 	return out
 }

@@ -545,25 +545,7 @@ func TestGRPCDeterministic(t *testing.T) {
 // wireBytes marshals every resource deterministically, in order.
 func wireBytes(t *testing.T, r *Resources) [][]byte {
 	t.Helper()
-	var msgs []proto.Message
-	for _, m := range r.Listeners {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.ScopedRoutes {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Routes {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Clusters {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Endpoints {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Secrets {
-		msgs = append(msgs, m)
-	}
+	msgs := r.All()
 	out := make([][]byte, 0, len(msgs))
 	for _, m := range msgs {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)

@@ -26,6 +26,8 @@ import (
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
@@ -117,6 +119,31 @@ func Envoy(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 
 	res.sort()
 	return res
+}
+
+// All returns every resource, listeners first and secrets last, each type
+// in name order.
+func (r *Resources) All() []proto.Message {
+	out := make([]proto.Message, 0, len(r.Listeners)+len(r.ScopedRoutes)+len(r.Routes)+len(r.Clusters)+len(r.Endpoints)+len(r.Secrets))
+	for _, m := range r.Listeners {
+		out = append(out, m)
+	}
+	for _, m := range r.ScopedRoutes {
+		out = append(out, m)
+	}
+	for _, m := range r.Routes {
+		out = append(out, m)
+	}
+	for _, m := range r.Clusters {
+		out = append(out, m)
+	}
+	for _, m := range r.Endpoints {
+		out = append(out, m)
+	}
+	for _, m := range r.Secrets {
+		out = append(out, m)
+	}
+	return out
 }
 
 // sort orders every slice by resource name. The DAG already hands things

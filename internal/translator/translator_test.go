@@ -33,25 +33,7 @@ func validateAll(t *testing.T, r *Resources) {
 // validationErrors is validateAll's work, returned so that the check itself
 // can be tested.
 func validationErrors(r *Resources) []error {
-	var msgs []proto.Message
-	for _, m := range r.Listeners {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.ScopedRoutes {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Routes {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Clusters {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Endpoints {
-		msgs = append(msgs, m)
-	}
-	for _, m := range r.Secrets {
-		msgs = append(msgs, m)
-	}
+	msgs := r.All()
 	var errs []error
 	for _, m := range msgs {
 		errs = append(errs, validateMessage(m)...)
