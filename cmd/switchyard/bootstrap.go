@@ -62,7 +62,7 @@ func init() { moreCommands = append(moreCommands, newBootstrapCommand) }
 func newBootstrapCommand() *cobra.Command {
 	o := bootstrapOptions{
 		xdsAddress:     "127.0.0.1:8001",
-		xdsAPI:         "sotw",
+		xdsAPI:         "delta",
 		nodeCluster:    "switchyard-envoy",
 		adminAddress:   "127.0.0.1",
 		adminPort:      9001,
@@ -119,7 +119,7 @@ examples/deploy.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.xdsAddress, "xds-address", o.xdsAddress, "HOST:PORT of the control plane's xDS server (a DNS name is resolved by Envoy)")
-	f.StringVar(&o.xdsAPI, "xds-api", o.xdsAPI, "sotw (state of the world) or delta (incremental) ADS")
+	f.StringVar(&o.xdsAPI, "xds-api", o.xdsAPI, "delta (incremental, the default: an endpoint change sends one load assignment) or sotw (state of the world) ADS")
 	f.StringVar(&o.nodeID, "node-id", "", "Envoy's node id (default: $POD_NAME, else the host name)")
 	f.StringVar(&o.nodeCluster, "node-cluster", o.nodeCluster, "Envoy's node cluster, the prefix of its stats")
 	f.StringVar(&o.adminAddress, "admin-address", o.adminAddress, "address of Envoy's admin interface; keep it on loopback")

@@ -107,7 +107,7 @@ func TestBootstrapDefaults(t *testing.T) {
 		t.Errorf("node: %v", bs.GetNode())
 	}
 	ads := bs.GetDynamicResources().GetAdsConfig()
-	if ads.GetApiType() != envoy_config_core_v3.ApiConfigSource_GRPC || ads.GetGrpcServices()[0].GetEnvoyGrpc().GetClusterName() != xdsClusterName {
+	if ads.GetApiType() != envoy_config_core_v3.ApiConfigSource_DELTA_GRPC || ads.GetGrpcServices()[0].GetEnvoyGrpc().GetClusterName() != xdsClusterName {
 		t.Errorf("ADS: %v", ads)
 	}
 	if a := bs.GetAdmin().GetAddress().GetSocketAddress(); a.GetAddress() != "127.0.0.1" {
@@ -123,7 +123,7 @@ func TestBootstrapDefaults(t *testing.T) {
 func TestBootstrapMutualTLSToFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "envoy.yaml")
-	_, err := runCommand(t, "bootstrap", "--node-id", "e1", "--xds-api", "delta",
+	_, err := runCommand(t, "bootstrap", "--node-id", "e1", "--xds-api", "sotw",
 		"--xds-address", "switchyard.switchyard-system.svc:8001",
 		"--xds-tls-cert", "/certs/tls.crt", "--xds-tls-key", "/certs/tls.key", "--xds-tls-ca", "/certs/ca.crt",
 		"--out", path)
@@ -138,8 +138,8 @@ func TestBootstrapMutualTLSToFile(t *testing.T) {
 		t.Error("--out envoy.yaml wrote JSON")
 	}
 	bs := loadBootstrap(t, b)
-	if bs.GetDynamicResources().GetAdsConfig().GetApiType() != envoy_config_core_v3.ApiConfigSource_DELTA_GRPC {
-		t.Error("--xds-api delta ignored")
+	if bs.GetDynamicResources().GetAdsConfig().GetApiType() != envoy_config_core_v3.ApiConfigSource_GRPC {
+		t.Error("--xds-api sotw ignored")
 	}
 	xds := bs.GetStaticResources().GetClusters()[0]
 	if xds.GetType().String() != "STRICT_DNS" {
