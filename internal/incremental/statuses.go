@@ -26,6 +26,11 @@ type statusTable struct {
 	touched map[objects.Key]bool
 	// recomputed are the keys the last update recomputed, sorted.
 	recomputed []objects.Key
+	// unlisted are the keys recomputed since list was last patched: list
+	// is patched when someone asks for it, not by every update, so that a
+	// change to one object among many costs nothing in proportion to their
+	// number on the way to the cache.
+	unlisted map[objects.Key]bool
 }
 
 // part is one unit's status for an object.
@@ -133,7 +138,12 @@ func (t *statusTable) recompute(e *Engine) {
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
-	t.list = t.patch(keys)
+	if t.unlisted == nil {
+		t.unlisted = map[objects.Key]bool{}
+	}
+	for _, k := range keys {
+		t.unlisted[k] = true
+	}
 	t.recomputed = keys
 }
 
@@ -213,4 +223,15 @@ func (t *statusTable) patch(keys []objects.Key) []*dag.Status {
 	return slices.Clip(out)
 }
 
-func (t *statusTable) sorted() []*dag.Status { return t.list }
+func (t *statusTable) sorted() []*dag.Status {
+	if len(t.unlisted) > 0 {
+		keys := make([]objects.Key, 0, len(t.unlisted))
+		for k := range t.unlisted {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
+		t.list = t.patch(keys)
+		clear(t.unlisted)
+	}
+	return t.list
+}

@@ -86,9 +86,8 @@ type Result struct {
 	// group.
 	Assignments int
 	Duration    time.Duration
-	// Statuses are the statuses of every object, as of this batch.
-	Statuses []*dag.Status
-	// StatusUpdate is what this batch changed in them.
+	// StatusUpdate is what this batch changed in the statuses; Statuses
+	// returns all of them.
 	StatusUpdate dag.StatusUpdate
 	// Next is when Tick must be called to publish the next stage; zero
 	// when nothing is pending.
@@ -114,7 +113,6 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 		}
 	}
 	res.Duration = time.Since(start)
-	res.Statuses = p.Statuses()
 	if p.built {
 		res.StatusUpdate = p.engine.StatusUpdate()
 	}

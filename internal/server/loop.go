@@ -100,7 +100,9 @@ func (s *Server) build(changes []objects.Change) error {
 	if !res.Full {
 		return nil
 	}
-	s.state.Store(&admin.State{DAG: s.pipe.DAG(), Statuses: res.Statuses})
+	// The cache already holds the new resources; what follows is for
+	// people (the admin endpoint, logs, status write-back).
+	s.state.Store(&admin.State{DAG: s.pipe.DAG(), Statuses: s.pipe.Statuses()})
 	s.logStatusChanges(res.StatusUpdate)
 	if s.cfg.OnStatuses != nil {
 		s.cfg.OnStatuses(res.StatusUpdate)
