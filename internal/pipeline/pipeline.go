@@ -131,7 +131,7 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 			return err
 		}
 		for t, byName := range target {
-			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), shortType(t)).Set(float64(len(byName)))
+			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdscache.ShortType(t)).Set(float64(len(byName)))
 		}
 	}
 	return nil
@@ -209,13 +209,4 @@ func (p *Pipeline) next() time.Time {
 		}
 	}
 	return next
-}
-
-// shortType strips the type URL prefix for metric labels.
-func shortType(typeURL string) string {
-	const prefix = "type.googleapis.com/"
-	if len(typeURL) > len(prefix) && typeURL[:len(prefix)] == prefix {
-		return typeURL[len(prefix):]
-	}
-	return typeURL
 }

@@ -30,21 +30,9 @@ func (cb *callbacks) oversized(g Group, node *envoy_config_core_v3.Node, typeURL
 	if size <= ClientMessageLimit {
 		return
 	}
-	if cb.metrics.Oversized != nil {
-		cb.metrics.Oversized.WithLabelValues(string(g), shortType(typeURL)).Inc()
-	}
-	key := fmt.Sprintf("oversized\x00%s\x00%s\x00%s", g, typeURL, version)
-	cb.mu.Lock()
-	seen := cb.logged[key]
-	if !seen {
-		if len(cb.logged) >= maxLoggedNACKs {
-			cb.logged = map[string]bool{}
-		}
-		cb.logged[key] = true
-	}
-	cb.mu.Unlock()
-	if !seen {
+	cb.metrics.Oversized.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+	if cb.firstTime(fmt.Sprintf("oversized\x00%s\x00%s\x00%s", g, typeURL, version)) {
 		cb.log.Warn("xDS response larger than gRPC's default 4 MiB receive limit: clients that keep the default (grpc-go's xDS client among them) will reject it; split the virtual host, or raise the client's limit",
-			"group", g, "node", node.GetId(), "type", shortType(typeURL), "version", version, "bytes", size)
+			"group", g, "node", node.GetId(), "type", ShortType(typeURL), "version", version, "bytes", size)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,13 +49,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// shortType strips the type URL prefix for metric labels.
-func shortType(typeURL string) string {
-	const prefix = "type.googleapis.com/"
-	if len(typeURL) > len(prefix) && typeURL[:len(prefix)] == prefix {
-		return typeURL[len(prefix):]
-	}
-	return typeURL
+// ShortType strips the type URL prefix, for metric labels and logs.
+func ShortType(typeURL string) string {
+	return strings.TrimPrefix(typeURL, "type.googleapis.com/")
 }
 
 // callbacks track which group each stream belongs to, count pushes and
@@ -154,20 +151,31 @@ func (cb *callbacks) closed(streams map[int64]Group, id int64, protocol string) 
 // content, and every client rejecting it, or one client rejecting it again
 // after a reconnect, must not flood the log.
 func (cb *callbacks) nack(g Group, node *envoy_config_core_v3.Node, typeURL, nonce, msg string) {
-	cb.metrics.NACKs.WithLabelValues(string(g), shortType(typeURL)).Inc()
-	key := fmt.Sprintf("%s\x00%s\x00%s", g, typeURL, msg)
+	cb.metrics.NACKs.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+	if cb.firstTime(fmt.Sprintf("%s\x00%s\x00%s", g, typeURL, msg)) {
+		cb.log.Warn("xDS client rejected a response", "group", g, "node", node.GetId(), "type", ShortType(typeURL), "nonce", nonce, "error", msg)
+	}
+}
+
+// firstTime reports whether key is logged for the first time, and records
+// it; the memory is bounded by forgetting everything past maxLoggedNACKs.
+func (cb *callbacks) firstTime(key string) bool {
 	cb.mu.Lock()
-	seen := cb.logged[key]
-	if !seen {
-		if len(cb.logged) >= maxLoggedNACKs {
-			cb.logged = map[string]bool{}
-		}
-		cb.logged[key] = true
+	defer cb.mu.Unlock()
+	if cb.logged[key] {
+		return false
 	}
-	cb.mu.Unlock()
-	if !seen {
-		cb.log.Warn("xDS client rejected a response", "group", g, "node", node.GetId(), "type", shortType(typeURL), "nonce", nonce, "error", msg)
+	if len(cb.logged) >= maxLoggedNACKs {
+		cb.logged = map[string]bool{}
 	}
+	cb.logged[key] = true
+	return true
+}
+
+// pushed counts one response of n resources.
+func (cb *callbacks) pushed(g Group, typeURL string, n int) {
+	cb.metrics.Pushes.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+	cb.metrics.Resources.WithLabelValues(string(g), ShortType(typeURL)).Add(float64(n))
 }
 
 func (cb *callbacks) funcs() serverv3.CallbackFuncs {
@@ -192,8 +200,7 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 		},
 		StreamResponseFunc: func(_ context.Context, id int64, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
 			g := cb.streamGroup(cb.sotw, id, req.GetNode(), "sotw")
-			cb.metrics.Pushes.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Inc()
-			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
+			cb.pushed(g, resp.GetTypeUrl(), len(resp.GetResources()))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetVersionInfo(), proto.Size(resp))
 		},
 		StreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
@@ -212,8 +219,7 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 		},
 		StreamDeltaResponseFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
 			g := cb.streamGroup(cb.delta, id, req.GetNode(), "delta")
-			cb.metrics.Pushes.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Inc()
-			cb.metrics.Resources.WithLabelValues(string(g), shortType(resp.GetTypeUrl())).Add(float64(len(resp.GetResources())))
+			cb.pushed(g, resp.GetTypeUrl(), len(resp.GetResources()))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetSystemVersionInfo(), proto.Size(resp))
 		},
 		DeltaStreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
