@@ -3,7 +3,6 @@ package dag
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -32,9 +31,7 @@ type RootResult struct {
 	DNSNames []DNSName
 	// Statuses of the root and of every proxy it reached.
 	Statuses statusSet
-	// Reached lists every proxy visited, the root included.
-	Reached []types.NamespacedName
-	Deps    []objects.Key
+	Deps     []objects.Key
 }
 
 // rootBuilder builds one RootResult.
@@ -47,7 +44,6 @@ type rootBuilder struct {
 	statuses statusSet
 	clusters map[string]*Cluster
 	secretsM map[string]*Secret
-	reached  map[types.NamespacedName]bool
 	// seen maps a route match signature to the route that claimed it, so a
 	// duplicate is reported against the proxy that introduced it.
 	seen map[string]*Route
@@ -71,7 +67,6 @@ func BuildRoot(snap *objects.Snapshot, opts Options, root *switchyardv1.HTTPProx
 		statuses: statusSet{},
 		clusters: map[string]*Cluster{},
 		secretsM: map[string]*Secret{},
-		reached:  map[types.NamespacedName]bool{},
 		seen:     map[string]*Route{},
 	}
 	nn := types.NamespacedName{Namespace: root.Namespace, Name: root.Name}
@@ -81,12 +76,6 @@ func BuildRoot(snap *objects.Snapshot, opts Options, root *switchyardv1.HTTPProx
 	res.Deps = deps.sorted()
 	res.Clusters = sortedClusters(rb.clusters)
 	res.Secrets = sortedSecrets(rb.secretsM)
-	for p := range rb.reached {
-		res.Reached = append(res.Reached, p)
-	}
-	sort.Slice(res.Reached, func(i, j int) bool {
-		return lessObject(res.Reached[i].Namespace, res.Reached[i].Name, res.Reached[j].Namespace, res.Reached[j].Name)
-	})
 	res.DNSNames = rb.dns
 	return res
 }
@@ -111,7 +100,6 @@ func (rb *rootBuilder) addSecret(s *Secret) {
 func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 	nn := types.NamespacedName{Namespace: root.Namespace, Name: root.Name}
 	rb.deps.add(objects.NewKey(objects.KindHTTPProxy, nn))
-	rb.reached[nn] = true
 	st := rb.statusOf(root)
 	vh := root.Spec.VirtualHost
 	if len(rb.opts.RootNamespaces) > 0 && !slices.Contains(rb.opts.RootNamespaces, root.Namespace) {
@@ -298,7 +286,6 @@ func (rb *rootBuilder) include(p *switchyardv1.HTTPProxy, i int, inh matchState,
 		st.addError(ErrInclude, "IncludeTooDeep", "%s: the include chain %s is deeper than the limit of %d", field, cycleString(chain, target), rb.opts.maxDepth())
 		return
 	}
-	rb.reached[target] = true
 	rb.visit(child, inh.narrow(conds), append(slices.Clone(chain), target), emit)
 }
 

@@ -49,7 +49,6 @@ func (rb *rootBuilder) tcpInclude(root *switchyardv1.HTTPProxy, tp *switchyardv1
 	case child.Spec.TCPProxy == nil || len(child.Spec.TCPProxy.Services) == 0:
 		st.addError(ErrTCPProxy, "IncludeWithoutTCPProxy", "spec.tcpproxy.include: HTTPProxy %s has no tcpproxy with services", target)
 	default:
-		rb.reached[target] = true
 		return child, child.Spec.TCPProxy, true
 	}
 	return nil, nil, false
