@@ -78,12 +78,6 @@ func (p Problem) String() string {
 	return b.String()
 }
 
-// HasErrors reports whether any problem is an Error, which is what `render`
-// needs to choose its exit status.
-func HasErrors(ps []Problem) bool {
-	return slices.ContainsFunc(ps, func(p Problem) bool { return p.Severity == Error })
-}
-
 // sortProblems orders problems by file (in walk order), line, object and
 // message, so that output is the same from run to run.
 func sortProblems(ps []Problem) {
