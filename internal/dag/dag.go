@@ -135,6 +135,16 @@ type Route struct {
 	AuthContext  map[string]string
 }
 
+// matchOnly copies what identifies r and what it matches, with no action:
+// the caller sets a new one. A route that cannot forward keeps its match
+// this way, so its requests never fall through to a less specific route.
+func (r *Route) matchOnly() *Route {
+	return &Route{
+		Name: r.Name, Proxy: r.Proxy, Index: r.Index,
+		PathMatch: r.PathMatch, HeaderMatches: r.HeaderMatches, QueryParamMatches: r.QueryParamMatches,
+	}
+}
+
 // PathMatchKind says how a path is matched.
 type PathMatchKind uint8
 

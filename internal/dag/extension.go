@@ -309,11 +309,9 @@ func (b *routeBuilder) routeAuth(r *switchyardv1.Route, out *Route) *Route {
 		out.AuthContext = mergeContext(rb.authContext, ctx)
 	}
 	if rb.authFailed && !disabled && out.Forward != nil {
-		return &Route{
-			Name: out.Name, Proxy: out.Proxy, Index: out.Index,
-			PathMatch: out.PathMatch, HeaderMatches: out.HeaderMatches, QueryParamMatches: out.QueryParamMatches,
-			DirectResponse: &DirectResponse{StatusCode: invalidRouteStatus, Body: "authorization for this host is not available; see the status of its root HTTPProxy"},
-		}
+		refused := out.matchOnly()
+		refused.DirectResponse = &DirectResponse{StatusCode: invalidRouteStatus, Body: "authorization for this host is not available; see the status of its root HTTPProxy"}
+		return refused
 	}
 	return out
 }

@@ -180,11 +180,9 @@ func (rb *rootBuilder) assembleHosts(res *RootResult, fqdn string, root types.Na
 			plain = append(plain, r)
 			continue
 		}
-		plain = append(plain, &Route{
-			Name: r.Name, Proxy: r.Proxy, Index: r.Index,
-			PathMatch: r.PathMatch, HeaderMatches: r.HeaderMatches, QueryParamMatches: r.QueryParamMatches,
-			HTTPSRedirect: true,
-		})
+		redirect := r.matchOnly()
+		redirect.HTTPSRedirect = true
+		plain = append(plain, redirect)
 	}
 	if len(plain) > 0 {
 		res.Insecure = &VirtualHost{FQDN: fqdn, Proxy: root, Routes: plain}

@@ -72,11 +72,9 @@ func (b *routeBuilder) invalid(r *Route, specErr bool) *Route {
 	if specErr {
 		body = fmt.Sprintf("this route is invalid; see the status of HTTPProxy %s", b.proxy)
 	}
-	return &Route{
-		Name: r.Name, Proxy: r.Proxy, Index: r.Index,
-		PathMatch: r.PathMatch, HeaderMatches: r.HeaderMatches, QueryParamMatches: r.QueryParamMatches,
-		DirectResponse: &DirectResponse{StatusCode: invalidRouteStatus, Body: body},
-	}
+	out := r.matchOnly()
+	out.DirectResponse = &DirectResponse{StatusCode: invalidRouteStatus, Body: body}
+	return out
 }
 
 // action sets exactly one of Forward, Redirect and DirectResponse.
