@@ -20,12 +20,14 @@ type contribution struct {
 	winner bool
 	owner  types.NamespacedName
 	dns    []*dnsClaim
+	// out is the translation a winner put into the build, which is what
+	// retracting it removes.
+	out *rootOutput
 }
 
 // rootOutput is the translation of one root's result: its route
 // configurations, HTTPS filter chain and gRPC resources, encoded.
 type rootOutput struct {
-	res         *dag.RootResult
 	scoped      *xdscache.Resource
 	http        *xdscache.Resource
 	https       *xdscache.Resource
@@ -65,6 +67,7 @@ func (e *Engine) addRoot(r *rootUnit) {
 		e.refSecret(s)
 	}
 	out := e.output(r)
+	c.out = out
 	e.putRootResources(res, out)
 	for _, cl := range out.grpcCluster {
 		e.refGRPCCluster(cl)
@@ -96,10 +99,7 @@ func (e *Engine) retractRoot(r *rootUnit) {
 	for _, cl := range c.dns {
 		e.claims.removeDNS(cl)
 	}
-	out := r.out
-	if out == nil || out.res != res {
-		out = translateRoot(res, e.cfg.Translator)
-	}
+	out := c.out
 	for _, cl := range out.grpcCluster {
 		e.unrefGRPCCluster(cl)
 	}
@@ -112,12 +112,9 @@ func (e *Engine) retractRoot(r *rootUnit) {
 	}
 }
 
-// output returns the translation of a root's current result, translating
-// it when the parallel phase did not.
+// output returns the translation of a root's current result, made by
+// rebuildRoots in its parallel phase, recording its encoding error.
 func (e *Engine) output(r *rootUnit) *rootOutput {
-	if r.out == nil || r.out.res != r.res {
-		r.out = translateRoot(r.res, e.cfg.Translator)
-	}
 	if r.out.err != nil && e.u.err == nil {
 		e.u.err = r.out.err
 	}
@@ -128,7 +125,7 @@ func (e *Engine) output(r *rootUnit) *rootOutput {
 // per-host resources translator.Envoy and translator.GRPC make. It reads
 // nothing but its arguments, so roots are translated in parallel.
 func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
-	out := &rootOutput{res: res}
+	out := &rootOutput{}
 	enc := func(m proto.Message) *xdscache.Resource {
 		r := encode(m)
 		if r.err != nil && out.err == nil {
