@@ -2,16 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -25,6 +19,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/switchyard-dev/switchyard/internal/xdstls"
 )
 
 const testTokens = `# holders of the demo tokens
@@ -330,46 +326,23 @@ func replaceFile(t *testing.T, path, content string) {
 // clients (and Envoy's h2 clusters) require.
 func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
-	certPEM, keyPEM := selfSigned(t, "authz.auth.svc")
+	pki, err := xdstls.NewPKI(xdstls.PKIOptions{DNSNames: []string{"authz.auth.svc"}, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	for f, b := range map[string][]byte{certFile: certPEM, keyFile: keyPEM} {
+	for f, b := range map[string][]byte{certFile: pki.ServerCert, keyFile: pki.ServerKey} {
 		if err := os.WriteFile(f, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
+	pool.AppendCertsFromPEM(pki.CACert)
 	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "authz.auth.svc", MinVersion: tls.VersionTLS12})
 	c := startServer(t, config{headers: []HeaderRule{{Name: "x-api-key", Value: "k"}}, tlsCert: certFile, tlsKey: keyFile}, creds)
 	if got := outcomeOf(t, check(t, c, request{headers: map[string]string{"x-api-key": "k"}})); got.status != 200 {
 		t.Fatalf("over TLS: %+v", got)
 	}
-}
-
-func selfSigned(t *testing.T, name string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: name},
-		DNSNames:     []string{name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 }
 
 func TestParseFlags(t *testing.T) {
