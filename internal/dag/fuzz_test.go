@@ -111,7 +111,7 @@ func wireBytes(t testing.TB, groups map[xdscache.Group]*translator.Resources) ma
 	t.Helper()
 	out := map[string][]byte{}
 	for g, r := range groups {
-		for _, m := range xdscheck.Messages(r) {
+		for _, m := range r.All() {
 			res, err := xdscache.NewResource(m)
 			if err != nil {
 				t.Fatalf("group %s: %v", g, err)

@@ -25,7 +25,7 @@ import (
 // finds, and the references Consistent does not follow.
 func Check(group string, r *translator.Resources) []error {
 	var errs []error
-	for _, m := range Messages(r) {
+	for _, m := range r.All() {
 		errs = append(errs, Validate(m)...)
 	}
 	if err := Consistent(group, r); err != nil {
@@ -75,10 +75,11 @@ func References(r *translator.Resources) []error {
 	for _, rc := range r.Routes {
 		have["route configuration"][rc.GetName()] = true
 	}
+	all := r.All()
 	var errs []error
-	errs = append(errs, uniqueNames(Messages(r))...)
+	errs = append(errs, uniqueNames(all)...)
 	errs = append(errs, uniqueScopeKeys(r.ScopedRoutes)...)
-	for _, m := range Messages(r) {
+	for _, m := range all {
 		owner := fmt.Sprintf("%s %q", m.ProtoReflect().Descriptor().Name(), resourceName(m))
 		visit(m, func(x proto.Message, _ bool) {
 			for _, ref := range refsOf(x) {

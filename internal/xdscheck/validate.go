@@ -12,30 +12,11 @@ package xdscheck
 
 import (
 	"fmt"
-	"sort"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
-
-	"github.com/switchyard-dev/switchyard/internal/render"
-	"github.com/switchyard-dev/switchyard/internal/translator"
 )
-
-// Messages lists a translation's resources, type by type.
-func Messages(r *translator.Resources) []proto.Message {
-	byType := render.ByType(r)
-	urls := make([]string, 0, len(byType))
-	for url := range byType {
-		urls = append(urls, url)
-	}
-	sort.Strings(urls)
-	var out []proto.Message
-	for _, url := range urls {
-		out = append(out, byType[url]...)
-	}
-	return out
-}
 
 // Validate runs ValidateAll on m and on every message packed in an Any
 // inside it, at any depth: protoc-gen-validate stops at Any, Envoy does not.
