@@ -18,12 +18,15 @@ import (
 // clients, unique and sorted by name. Mirrors, authorization servers and
 // TCP proxies have no part in gRPC routing, and clusters whose backends
 // need upstream certificate validation are never among them: the routes
-// to them answer a direct response instead (see grpcRefusal).
+// to them answer a direct response instead (see grpcRefused).
 func GRPCClusters(h GRPCHost) []*dag.Cluster {
 	routes, authz := grpcRoutes(h)
 	byName := map[string]*dag.Cluster{}
 	for _, r := range routes {
-		if r == nil || r.Forward == nil || r.HTTPSRedirect || len(r.QueryParamMatches) > 0 || grpcRefusal(r, authz) != nil {
+		if r == nil || r.Forward == nil || r.HTTPSRedirect || len(r.QueryParamMatches) > 0 {
+			continue
+		}
+		if _, _, refused := grpcRefused(r, authz); refused {
 			continue
 		}
 		if c := r.Forward.Cluster; c != nil {

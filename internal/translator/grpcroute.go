@@ -51,8 +51,10 @@ func grpcAuthorized(s *dag.SecureVirtualHost) bool {
 	return false
 }
 
-// grpcRefusal says why a route must not forward for gRPC clients, as the
-// direct response it answers instead, or returns nil when it may.
+// grpcRefused reports whether a route must not forward for gRPC clients
+// and, when it must not, the status and body of the direct response it
+// answers instead. It builds nothing, so that GRPCClusters can ask it of
+// every route.
 //
 // Authorization fails closed. A proxyless client talks to the backends
 // directly and gRPC cannot run ext_authz on the client (grpc-go NACKs the
@@ -64,14 +66,14 @@ func grpcAuthorized(s *dag.SecureVirtualHost) bool {
 // gRPC verifies backends only with certificate-provider instances from its
 // own bootstrap, which Switchyard does not know, and NACKs Envoy's SDS
 // validation context. Those clusters are left out of the group entirely.
-func grpcRefusal(r *dag.Route, authz bool) *envoy_config_route_v3.DirectResponseAction {
+func grpcRefused(r *dag.Route, authz bool) (status uint32, body string, refused bool) {
 	switch {
 	case authz && !r.AuthDisabled:
-		return grpcDirectResponse(grpcAuthzStatus, grpcAuthzBody)
+		return grpcAuthzStatus, grpcAuthzBody, true
 	case r.Forward != nil && !r.HTTPSRedirect && needsUpstreamValidation(r.Forward):
-		return grpcDirectResponse(grpcTLSStatus, grpcTLSBody)
+		return grpcTLSStatus, grpcTLSBody, true
 	}
-	return nil
+	return 0, "", false
 }
 
 func grpcDirectResponse(status uint32, body string) *envoy_config_route_v3.DirectResponseAction {
@@ -116,7 +118,7 @@ func needsUpstreamValidation(f *dag.Forward) bool {
 //     gRPC NACKs.
 //   - routes with query-parameter conditions are left out: an RPC has no
 //     query string, so they never match (gRPC would skip them too).
-//   - routes that must not forward (see grpcRefusal) answer a
+//   - routes that must not forward (see grpcRefused) answer a
 //     direct_response instead.
 //
 // Fields gRPC ignores without NACKing (header rewrites, websocket upgrades,
@@ -156,11 +158,11 @@ func grpcRoute(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 		return nil
 	}
 	grpcMatch(rt.Match)
-	if dr := grpcRefusal(r, authz); dr != nil {
+	if status, body, refused := grpcRefused(r, authz); refused {
 		return &envoy_config_route_v3.Route{
 			Name:   rt.Name,
 			Match:  rt.Match,
-			Action: &envoy_config_route_v3.Route_DirectResponse{DirectResponse: dr},
+			Action: &envoy_config_route_v3.Route_DirectResponse{DirectResponse: grpcDirectResponse(status, body)},
 		}
 	}
 	rt.TypedPerFilterConfig = nil
