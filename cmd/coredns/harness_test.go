@@ -185,8 +185,7 @@ func endpoints(net, n int) []endpoint {
 
 // coreDNS is a running CoreDNS instance.
 type coreDNS struct {
-	inst *caddy.Instance
-	udp  string
+	udp string
 }
 
 // caddyMu serializes starts: caddy keeps global state while starting.
@@ -212,7 +211,7 @@ func startCoreDNS(t testing.TB, corefile string, cp controlPlane) *coreDNS {
 	if len(srv) == 0 || srv[0].LocalAddr() == nil {
 		t.Fatalf("CoreDNS has no UDP listener")
 	}
-	return &coreDNS{inst: inst, udp: srv[0].LocalAddr().String()}
+	return &coreDNS{udp: srv[0].LocalAddr().String()}
 }
 
 type corefileInput string

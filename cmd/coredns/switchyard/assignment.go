@@ -90,7 +90,6 @@ func (l locality) String() string {
 
 // assignment is a validated ClusterLoadAssignment.
 type assignment struct {
-	name    string // cluster_name: the EDS service name
 	version string // version_info of the response that carried it
 	// overprovisioning is Envoy's overprovisioning factor in percent.
 	overprovisioning uint32
@@ -113,7 +112,6 @@ func decodeAssignment(cla *envoy_config_endpoint_v3.ClusterLoadAssignment, versi
 		return nil, err
 	}
 	a := &assignment{
-		name:             cla.GetClusterName(),
 		version:          version,
 		overprovisioning: defaultOverprovisioning,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
@@ -125,7 +126,7 @@ func FuzzHandleResponse(f *testing.F) {
 		} else if ack.GetVersionInfo() != prev[o.typ].version || ack.GetErrorDetail().GetMessage() == "" {
 			t.Fatalf("NACK version %q (previous %q), detail %q", ack.GetVersionInfo(), prev[o.typ].version, ack.GetErrorDetail().GetMessage())
 		}
-		exercise(t, s.buildTable(nil, timeNow()))
+		exercise(t, s.buildTable(nil, time.Now()))
 	})
 }
 

@@ -2,7 +2,6 @@ package switchyard
 
 import (
 	"testing"
-	"time"
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -109,5 +108,3 @@ func withWeight(e *envoy_config_endpoint_v3.LbEndpoint, w uint32) *envoy_config_
 	e.LoadBalancingWeight = wrapperspb.UInt32(w)
 	return e
 }
-
-func timeNow() time.Time { return time.Now() }

@@ -49,7 +49,6 @@ type pickLevel struct {
 // pickGroup is the eligible endpoints of one locality (or of the whole
 // priority, without locality weighting).
 type pickGroup struct {
-	locality  int // -1 for a whole priority
 	effective float64
 	endpoints []*endpoint
 	cum       []uint64 // cumulative endpoint weights
@@ -187,7 +186,7 @@ func buildLevel(a *assignment, fam family, prio uint32, deg, localityWeighted bo
 				continue
 			}
 			avail := min(1, float64(a.overprovisioning)/100*float64(len(elig))/float64(hosts))
-			lv.addGroup(li, float64(loc.weight)*avail, elig)
+			lv.addGroup(float64(loc.weight)*avail, elig)
 		}
 	}
 	if len(lv.groups) == 0 {
@@ -201,13 +200,13 @@ func buildLevel(a *assignment, fam family, prio uint32, deg, localityWeighted bo
 				elig = append(elig, e)
 			}
 		}
-		lv.addGroup(-1, 1, elig)
+		lv.addGroup(1, elig)
 	}
 	return lv
 }
 
-func (lv *pickLevel) addGroup(loc int, effective float64, eps []*endpoint) {
-	g := pickGroup{locality: loc, effective: effective, endpoints: eps, cum: make([]uint64, len(eps))}
+func (lv *pickLevel) addGroup(effective float64, eps []*endpoint) {
+	g := pickGroup{effective: effective, endpoints: eps, cum: make([]uint64, len(eps))}
 	var c uint64
 	for i, e := range eps {
 		c += uint64(e.weight)

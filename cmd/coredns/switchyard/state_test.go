@@ -161,7 +161,6 @@ func TestProtocol(t *testing.T) {
 func TestProtocolRejects(t *testing.T) {
 	withNamedPort := cla("a", loc("z", "ns/a", 0, 1, ep("10.0.0.1", healthy, 0)))
 	sa := withNamedPort.Endpoints[0].LbEndpoints[0].GetEndpoint().GetAddress().GetSocketAddress()
-	sa.PortSpecifier = nil
 	sa.PortSpecifier = &envoyNamedPort{NamedPort: "http"}
 	cases := []struct {
 		name string
