@@ -25,12 +25,12 @@ type ReferenceResult struct {
 func Reference(snap *objects.Snapshot, dagOpts dag.Options, trOpts translator.Options) *ReferenceResult {
 	res := dag.Build(snap, dagOpts)
 	out := &ReferenceResult{DAG: res.DAG, Statuses: res.Statuses, Targets: map[xdscache.Group]Targets{}}
-	translations := map[xdscache.Group]*translator.Resources{
-		xdscache.GroupEnvoy: translator.Envoy(res.DAG, snap, trOpts),
-		xdscache.GroupGRPC:  translator.GRPC(res.DAG, snap, trOpts),
-		xdscache.GroupDNS:   translator.DNS(res.DAG, snap, trOpts),
-	}
-	for g, tr := range translations {
+	for _, g := range xdscache.Groups {
+		tr, err := translator.ForGroup(string(g), res.DAG, snap, trOpts)
+		if err != nil {
+			// A group served but not translated: a bug, not an input.
+			panic(err)
+		}
 		t := Targets{}
 		for _, typ := range xdscache.TypesOf(g) {
 			t[typ] = map[string]*xdscache.Resource{}

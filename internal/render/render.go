@@ -43,16 +43,13 @@ var Groups = []string{"envoy", "grpc", "dns"}
 // Run builds the DAG from the snapshot and translates it for the group.
 func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	res := dag.Build(snap, opts.DAG)
-	var r *translator.Resources
-	switch opts.Group {
-	case "", "envoy":
-		r = translator.Envoy(res.DAG, snap, opts.Translator)
-	case "grpc":
-		r = translator.GRPC(res.DAG, snap, opts.Translator)
-	case "dns":
-		r = translator.DNS(res.DAG, snap, opts.Translator)
-	default:
-		return nil, fmt.Errorf("unknown group %q: use one of %v", opts.Group, Groups)
+	group := opts.Group
+	if group == "" {
+		group = "envoy"
+	}
+	r, err := translator.ForGroup(group, res.DAG, snap, opts.Translator)
+	if err != nil {
+		return nil, fmt.Errorf("%w: use one of %v", err, Groups)
 	}
 	return &Output{Resources: ByType(r), Statuses: res.Statuses}, nil
 }
