@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
 	"github.com/switchyard-dev/switchyard/cmd/coredns/internal/xdstest"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -89,12 +91,12 @@ func (s *serveControlPlane) stop(t testing.TB) {
 func (s *serveControlPlane) restart(t testing.TB) { s.start(t, s.xds) }
 
 func (s *serveControlPlane) edsVersion() string {
-	return s.srv.Cache().Version(xdscache.GroupDNS, xdstest.EndpointType)
+	return s.srv.Cache().Version(xdscache.GroupDNS, resource.EndpointType)
 }
 
 func (s *serveControlPlane) versions() string {
 	c := s.srv.Cache()
-	return c.Version(xdscache.GroupDNS, xdstest.ClusterType) + "/" + c.Version(xdscache.GroupDNS, xdstest.EndpointType)
+	return c.Version(xdscache.GroupDNS, resource.ClusterType) + "/" + c.Version(xdscache.GroupDNS, resource.EndpointType)
 }
 
 // change edits the directory and, while serving, waits until the DNS

@@ -10,6 +10,7 @@ import (
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
@@ -17,12 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
-)
-
-// The DNS group's type URLs.
-const (
-	ClusterType  = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-	EndpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
 )
 
 // ControlPlane is Switchyard's xDS server with its cache, fed directly.
@@ -94,10 +89,10 @@ func (cp *ControlPlane) Set(t testing.TB, clusters []*envoy_config_cluster_v3.Cl
 	t.Helper()
 	var changes []xdscache.Change
 	for _, c := range clusters {
-		changes = append(changes, change(t, ClusterType, c.GetName(), c))
+		changes = append(changes, change(t, resource.ClusterType, c.GetName(), c))
 	}
 	for _, a := range assigns {
-		changes = append(changes, change(t, EndpointType, a.GetClusterName(), a))
+		changes = append(changes, change(t, resource.EndpointType, a.GetClusterName(), a))
 	}
 	if err := cp.Cache.Update(xdscache.GroupDNS, changes); err != nil {
 		t.Fatalf("update: %v", err)
@@ -107,7 +102,7 @@ func (cp *ControlPlane) Set(t testing.TB, clusters []*envoy_config_cluster_v3.Cl
 // Remove deletes a DNS name: its cluster and its assignment.
 func (cp *ControlPlane) Remove(t testing.TB, name string) {
 	t.Helper()
-	if err := cp.Cache.Update(xdscache.GroupDNS, []xdscache.Change{{TypeURL: ClusterType, Name: name}, {TypeURL: EndpointType, Name: name}}); err != nil {
+	if err := cp.Cache.Update(xdscache.GroupDNS, []xdscache.Change{{TypeURL: resource.ClusterType, Name: name}, {TypeURL: resource.EndpointType, Name: name}}); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 }
@@ -123,12 +118,14 @@ func change(t testing.TB, typeURL, name string, m proto.Message) xdscache.Change
 
 // NACKs is how many responses of the type DNS clients rejected.
 func (cp *ControlPlane) NACKs(typeURL string) float64 {
-	return counterValue(cp.Metrics.NACKs.WithLabelValues(string(xdscache.GroupDNS), typeURL[len("type.googleapis.com/"):]))
+	return counterValue(cp.Metrics.NACKs.WithLabelValues(string(xdscache.GroupDNS), xdscache.ShortType(typeURL)))
 }
 
 // EDSVersion is the version of the DNS group's assignments, which the
 // plugin reports once it applied them.
-func (cp *ControlPlane) EDSVersion() string { return cp.Cache.Version(xdscache.GroupDNS, EndpointType) }
+func (cp *ControlPlane) EDSVersion() string {
+	return cp.Cache.Version(xdscache.GroupDNS, resource.EndpointType)
+}
 
 func counterValue(c prometheus.Counter) float64 {
 	var m dto.Metric
