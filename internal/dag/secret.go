@@ -73,10 +73,7 @@ func (r secretResolver) lookup(ref, referrerNS string) (*corev1.Secret, error) {
 func (r secretResolver) delegated(secret types.NamespacedName, targetNS string) bool {
 	// Any delegation in that namespace may change the answer.
 	r.deps.add(objects.Key{Kind: objects.KindTLSCertificateDelegation, Namespace: secret.Namespace})
-	for nn, d := range r.snap.Delegations {
-		if nn.Namespace != secret.Namespace {
-			continue
-		}
+	for d := range r.snap.DelegationsIn(secret.Namespace) {
 		for _, del := range d.Spec.Delegations {
 			if del.SecretName == secret.Name && (slices.Contains(del.TargetNamespaces, targetNS) || slices.Contains(del.TargetNamespaces, "*")) {
 				return true

@@ -2,6 +2,8 @@ package objects
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +20,7 @@ const ServiceNameLabel = discoveryv1.LabelServiceName
 
 // Snapshot is the set of objects a build reads. Fields are read directly by
 // the builder; they are written only through Upsert and Delete so that the
-// EndpointSlice index stays consistent.
+// EndpointSlice and delegation indexes stay consistent.
 type Snapshot struct {
 	HTTPProxies       map[types.NamespacedName]*switchyardv1.HTTPProxy
 	ExtensionServices map[types.NamespacedName]*switchyardv1alpha1.ExtensionService
@@ -31,6 +33,10 @@ type Snapshot struct {
 	// slicesByService indexes EndpointSlices by the Service they belong to,
 	// so that building a ClusterLoadAssignment touches only its slices.
 	slicesByService map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice
+	// delegationsByNamespace indexes TLSCertificateDelegations by namespace,
+	// then name, so that a cross-namespace Secret lookup reads only the
+	// delegations of the Secret's namespace.
+	delegationsByNamespace map[string]map[string]*switchyardv1.TLSCertificateDelegation
 }
 
 // NewSnapshot returns an empty snapshot.
@@ -43,7 +49,9 @@ func NewSnapshot() *Snapshot {
 		EndpointSlices:    map[types.NamespacedName]*discoveryv1.EndpointSlice{},
 		Secrets:           map[types.NamespacedName]*corev1.Secret{},
 		Nodes:             map[string]*corev1.Node{},
-		slicesByService:   map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
+
+		slicesByService:        map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
+		delegationsByNamespace: map[string]map[string]*switchyardv1.TLSCertificateDelegation{},
 	}
 }
 
@@ -83,6 +91,7 @@ func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
 		s.ExtensionServices[nn] = o
 	case *switchyardv1.TLSCertificateDelegation:
 		s.Delegations[nn] = o
+		s.indexDelegation(o)
 	case *corev1.Service:
 		s.Services[nn] = o
 	case *discoveryv1.EndpointSlice:
@@ -107,6 +116,7 @@ func (s *Snapshot) Delete(key Key) {
 		delete(s.ExtensionServices, nn)
 	case KindTLSCertificateDelegation:
 		delete(s.Delegations, nn)
+		s.removeDelegation(nn)
 	case KindService:
 		delete(s.Services, nn)
 	case KindEndpointSlice:
@@ -204,6 +214,30 @@ func (s *Snapshot) removeSlice(nn types.NamespacedName) {
 		delete(m, nn.Name)
 		if len(m) == 0 {
 			delete(s.slicesByService, svc)
+		}
+	}
+}
+
+// DelegationsIn returns the TLSCertificateDelegations of one namespace, in
+// no particular order.
+func (s *Snapshot) DelegationsIn(ns string) iter.Seq[*switchyardv1.TLSCertificateDelegation] {
+	return maps.Values(s.delegationsByNamespace[ns])
+}
+
+func (s *Snapshot) indexDelegation(d *switchyardv1.TLSCertificateDelegation) {
+	m := s.delegationsByNamespace[d.Namespace]
+	if m == nil {
+		m = map[string]*switchyardv1.TLSCertificateDelegation{}
+		s.delegationsByNamespace[d.Namespace] = m
+	}
+	m[d.Name] = d
+}
+
+func (s *Snapshot) removeDelegation(nn types.NamespacedName) {
+	if m := s.delegationsByNamespace[nn.Namespace]; m != nil {
+		delete(m, nn.Name)
+		if len(m) == 0 {
+			delete(s.delegationsByNamespace, nn.Namespace)
 		}
 	}
 }
