@@ -3,7 +3,6 @@ package incremental
 import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
@@ -19,9 +18,10 @@ type ReferenceResult struct {
 }
 
 // Reference builds everything from scratch the straightforward way:
-// dag.Build, then translator.Envoy, GRPC and DNS, each resource encoded.
-// It is what the engine's output is tested against, and what a degraded
-// engine serves. A resource that fails to encode is left out.
+// dag.Build, then each group's translation, each resource encoded compactly
+// as the engine encodes it. It is what the engine's output is tested
+// against, and what a degraded engine serves. A resource that fails to
+// encode is left out.
 func Reference(snap *objects.Snapshot, dagOpts dag.Options, trOpts translator.Options) *ReferenceResult {
 	res := dag.Build(snap, dagOpts)
 	out := &ReferenceResult{DAG: res.DAG, Statuses: res.Statuses, Targets: map[xdscache.Group]Targets{}}
@@ -35,11 +35,9 @@ func Reference(snap *objects.Snapshot, dagOpts dag.Options, trOpts translator.Op
 		for _, typ := range xdscache.TypesOf(g) {
 			t[typ] = map[string]*xdscache.Resource{}
 		}
-		for url, msgs := range render.ByType(tr) {
-			for _, m := range msgs {
-				if r, err := xdscache.NewResource(m); err == nil && t[url] != nil {
-					t[url][r.Name] = r
-				}
+		for _, m := range tr.All() {
+			if r, err := xdscache.Encode(m); err == nil && t[r.Any.TypeUrl] != nil {
+				t[r.Any.TypeUrl][r.Name] = r
 			}
 		}
 		out.Targets[g] = t
