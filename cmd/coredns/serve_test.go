@@ -174,7 +174,7 @@ func manifests(n dnsName) string {
 		}
 	}
 	if drained {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  annotations: {switchyard.dev/drain: \"true\"}\n", drainNode)
+		b.WriteString("---\n" + nodeYAML(drainNode, true))
 	}
 	return b.String()
 }
