@@ -34,7 +34,35 @@ const (
 // their weights are locality weights, which Envoy ignores without it
 // (decision 2).
 func Cluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
+	out := clusterWithoutTLS(c, opts)
+	if c.Spec.Protocol == "tls" || c.Spec.Protocol == "h2" {
+		out.TransportSocket = upstreamTLSSocket(&c.Spec)
+	}
+	return out
+}
+
+// clusterWithoutTLS is Cluster without its transport socket, which the
+// gRPC group leaves out (see GRPCCluster): the EDS cluster and the
+// settings of the connections to the backends.
+func clusterWithoutTLS(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
 	spec := &c.Spec
+	out := edsCluster(c.Name, spec)
+	out.HealthChecks = healthChecks(spec)
+	out.CircuitBreakers = circuitBreakers(spec.CircuitBreakers)
+	if opts.ConnectTimeout > 0 {
+		out.ConnectTimeout = duration(opts.ConnectTimeout)
+	}
+	if po := httpProtocolOptions(spec); po != nil {
+		out.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpProtocolOptionsKey: toAny(po)}
+	}
+	return out
+}
+
+// edsCluster returns the part of a cluster every group serves: its name,
+// EDS over ADS with the name as service name, and the load balancing of
+// spec. It is the whole of a DNS name's cluster (DNSCluster), which opens
+// no connection and so has no connection settings.
+func edsCluster(name string, spec *dag.ClusterSpec) *envoy_config_cluster_v3.Cluster {
 	// The messages every cluster has, in one allocation.
 	b := &struct {
 		cluster  envoy_config_cluster_v3.Cluster
@@ -46,7 +74,7 @@ func Cluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
 		panic    envoy_type_v3.Percent
 	}{}
 	b.typ.Type = envoy_config_cluster_v3.Cluster_EDS
-	b.eds.EdsConfig, b.eds.ServiceName = adsConfigSource(), c.Name
+	b.eds.EdsConfig, b.eds.ServiceName = adsConfigSource(), name
 	b.locality.LocalityWeightedLbConfig = &b.weighted
 	b.common.LocalityConfigSpecifier = &b.locality
 	// Panic mode (by default below 50 % healthy hosts) would spread
@@ -56,22 +84,11 @@ func Cluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
 	// take over, never a draining endpoint.
 	b.common.HealthyPanicThreshold = &b.panic
 	out := &b.cluster
-	out.Name = c.Name
+	out.Name = name
 	out.ClusterDiscoveryType = &b.typ
 	out.EdsClusterConfig = &b.eds
 	out.LbPolicy = lbPolicy(spec.LoadBalancer)
 	out.CommonLbConfig = &b.common
-	out.HealthChecks = healthChecks(spec)
-	out.CircuitBreakers = circuitBreakers(spec.CircuitBreakers)
-	if opts.ConnectTimeout > 0 {
-		out.ConnectTimeout = duration(opts.ConnectTimeout)
-	}
-	if po := httpProtocolOptions(spec); po != nil {
-		out.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpProtocolOptionsKey: toAny(po)}
-	}
-	if spec.Protocol == "tls" || spec.Protocol == "h2" {
-		out.TransportSocket = upstreamTLSSocket(spec)
-	}
 	return out
 }
 

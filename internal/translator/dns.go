@@ -46,13 +46,8 @@ func DNS(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 // Envoy's cluster (transport socket, protocol options, health checks,
 // circuit breakers, connect timeout) are left out: a DNS balancer opens no
 // connection to the backends, and the transport socket would name SDS
-// secrets this group does not serve.
-func DNSCluster(n dag.DNSName, opts Options) *envoy_config_cluster_v3.Cluster {
-	out := Cluster(&dag.Cluster{Name: n.Name, Spec: n.Cluster.Spec}, opts)
-	out.TransportSocket = nil
-	out.TypedExtensionProtocolOptions = nil
-	out.HealthChecks = nil
-	out.CircuitBreakers = nil
-	out.ConnectTimeout = nil
-	return out
+// secrets this group does not serve. So no option applies to it either;
+// it takes them as every other builder does.
+func DNSCluster(n dag.DNSName, _ Options) *envoy_config_cluster_v3.Cluster {
+	return edsCluster(n.Name, &n.Cluster.Spec)
 }

@@ -66,11 +66,10 @@ func GRPCClusters(h GRPCHost) []*dag.Cluster {
 // weights under ROUND_ROBIN whether or not locality_weighted_lb_config is
 // set.
 func GRPCCluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
-	out := Cluster(c, opts)
+	out := clusterWithoutTLS(c, opts)
 	if out.LbPolicy == envoy_config_cluster_v3.Cluster_RANDOM {
 		out.LbPolicy = envoy_config_cluster_v3.Cluster_ROUND_ROBIN
 	}
-	out.TransportSocket = nil
 	return out
 }
 
