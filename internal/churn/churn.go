@@ -77,19 +77,7 @@ func (m *Mutator) Step() ([]objects.Change, map[types.NamespacedName]bool, bool)
 		if c == nil {
 			continue
 		}
-		if c.Key.Kind == objects.KindEndpointSlice {
-			if old := m.snap.EndpointSlices[c.Key.NamespacedName()]; old != nil {
-				if svc, ok := objects.SliceService(old); ok {
-					endpoints[svc] = true
-				}
-			}
-			if c.Object != nil {
-				if svc, ok := objects.SliceService(c.Object.(*discoveryv1.EndpointSlice)); ok {
-					endpoints[svc] = true
-				}
-			}
-		}
-		if c.Key.Kind == objects.KindNode {
+		if m.snap.EndpointScope(*c, endpoints) {
 			all = true
 		}
 		if err := m.snap.Apply(*c); err != nil {

@@ -166,21 +166,10 @@ func (p *Pipeline) scope(changes []objects.Change) (incremental.Changes, bool) {
 	endpointsOnly := true
 	for _, c := range changes {
 		ch.Objects = append(ch.Objects, c.Key)
-		switch c.Key.Kind {
-		case objects.KindEndpointSlice:
-			if old := p.snap.EndpointSlices[c.Key.NamespacedName()]; old != nil {
-				if svc, ok := objects.SliceService(old); ok {
-					ch.Endpoints[svc] = true
-				}
-			}
-			if es, ok := c.Object.(interface{ GetLabels() map[string]string }); ok && c.Object != nil {
-				if name := es.GetLabels()[objects.ServiceNameLabel]; name != "" {
-					ch.Endpoints[types.NamespacedName{Namespace: c.Key.Namespace, Name: name}] = true
-				}
-			}
-		case objects.KindNode:
+		if p.snap.EndpointScope(c, ch.Endpoints) {
 			ch.AllEndpoints = true
-		default:
+		}
+		if k := c.Key.Kind; k != objects.KindEndpointSlice && k != objects.KindNode {
 			endpointsOnly = false
 		}
 	}
