@@ -52,13 +52,15 @@ type client struct {
 	connected atomic.Bool
 	stats     [numTypes]typeStats
 	streams   atomic.Int64 // streams opened
-	readyOnce atomic.Bool  // the initial-fetch timer was started
-	timer     *time.Timer
+	// timer ends warming after InitialFetchTimeout; nil until the
+	// clusters arrived.
+	timer *time.Timer
 }
 
-// typeStats count responses of one type.
+// typeStats count responses of one type; every response is either acked
+// or nacked.
 type typeStats struct {
-	responses, acks, nacks atomic.Int64
+	acks, nacks atomic.Int64
 }
 
 // logger is the part of CoreDNS's clog.P the client uses.
@@ -210,7 +212,6 @@ func (c *client) apply(resp *envoy_service_discovery_v3.DiscoveryResponse) []*en
 		return reqs
 	}
 	s := &c.stats[o.typ]
-	s.responses.Add(1)
 	c.metrics.responses(o.typ)
 	if o.acked {
 		s.acks.Add(1)
@@ -244,7 +245,7 @@ func (c *client) updateReady() {
 		}
 		return
 	}
-	if c.readyOnce.CompareAndSwap(false, true) {
+	if c.timer == nil {
 		c.timer = time.AfterFunc(c.cfg.InitialFetchTimeout, func() {
 			if c.ready.Swap(true) {
 				return // warmed up in time

@@ -22,6 +22,13 @@ func counts(s *Switchyard) string {
 	return fmt.Sprintf("acks cds=%d eds=%d, nacks cds=%d eds=%d", c.stats[cds].acks.Load(), c.stats[eds].acks.Load(), c.stats[cds].nacks.Load(), c.stats[eds].nacks.Load())
 }
 
+// responses is how many responses of the type the plugin applied or
+// rejected.
+func responses(s *Switchyard, t xdsType) int64 {
+	st := &s.client.stats[t]
+	return st.acks.Load() + st.nacks.Load()
+}
+
 func TestClientFollowsControlPlane(t *testing.T) {
 	cp := xdstest.Start(t, "127.0.0.1:0", nil)
 	cp.Set(t, []*envoy_config_cluster_v3.Cluster{edsCluster("web.shop"), edsCluster("api.shop")},
@@ -49,11 +56,11 @@ func TestClientFollowsControlPlane(t *testing.T) {
 	})
 
 	t.Run("endpoint-only update", func(t *testing.T) {
-		cdsBefore := s.client.stats[cds].responses.Load()
+		cdsBefore := responses(s, cds)
 		cp.Set(t, nil, cla("web.shop", loc("a", "shop/web", 0, 1, ep("10.0.0.1", healthy, 0), ep("10.0.0.2", draining, 0), ep("10.0.0.3", healthy, 0))))
 		d := xdstest.Eventually(t, wait, "endpoint update applied", hasEntry(s, "web.shop", "10.0.0.1/healthy,10.0.0.2/draining,10.0.0.3/healthy"))
 		t.Logf("endpoint-only update: applied after %s", d)
-		if n := s.client.stats[cds].responses.Load(); n != cdsBefore {
+		if n := responses(s, cds); n != cdsBefore {
 			t.Errorf("an endpoint-only update sent %d CDS responses", n-cdsBefore)
 		}
 		for range 1000 {
@@ -142,7 +149,7 @@ func TestClientRestartWithSameContentResendsNothing(t *testing.T) {
 		cla("web.shop", loc("a", "shop/web", 0, 1, ep("10.0.0.1", healthy, 0))))
 	s := startPlugin(t, nil, cp.Addr())
 	xdstest.Eventually(t, wait, "ready", func() (bool, string) { return s.Ready(), counts(s) })
-	before := s.client.stats[cds].responses.Load() + s.client.stats[eds].responses.Load()
+	before := responses(s, cds) + responses(s, eds)
 	streams := s.client.streams.Load()
 	cp.Stop()
 	cp.Restart(t)
@@ -153,7 +160,7 @@ func TestClientRestartWithSameContentResendsNothing(t *testing.T) {
 	// only thing received.
 	cp.Set(t, nil, cla("web.shop", loc("a", "shop/web", 0, 1, ep("10.0.0.2", healthy, 0))))
 	xdstest.Eventually(t, wait, "update", hasEntry(s, "web.shop", "10.0.0.2/healthy"))
-	if got := s.client.stats[cds].responses.Load() + s.client.stats[eds].responses.Load() - before; got != 1 {
+	if got := responses(s, cds) + responses(s, eds) - before; got != 1 {
 		t.Errorf("received %d responses after the restart, want 1 (the change)", got)
 	}
 }
