@@ -77,7 +77,7 @@ func (s *Switchyard) Start() error {
 func (s *Switchyard) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.started || s.cancel == nil {
+	if s.cancel == nil {
 		return nil
 	}
 	s.cancel()
