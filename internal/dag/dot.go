@@ -3,6 +3,7 @@ package dag
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -100,17 +101,7 @@ func (g *dotWriter) cluster(c *Cluster) string {
 func (g *dotWriter) write(w io.Writer) error {
 	edges := append([]string(nil), g.edges...)
 	sort.Strings(edges)
-	edges = dedupe(edges)
+	edges = slices.Compact(edges)
 	_, err := fmt.Fprintf(w, "digraph switchyard {\n  rankdir=LR;\n%s\n%s\n}\n", strings.Join(g.lines, "\n"), strings.Join(edges, "\n"))
 	return err
-}
-
-func dedupe(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package dag
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -274,13 +275,10 @@ func (rb *rootBuilder) authSettings(az *switchyardv1.AuthorizationServer, auth *
 	return auth, ""
 }
 
+// allowsNamespace reports whether an ExtensionService's allowedNamespaces
+// admits ns, "*" admitting every namespace.
 func allowsNamespace(allowed []string, ns string) bool {
-	for _, a := range allowed {
-		if a == ns || a == "*" {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(allowed, ns) || slices.Contains(allowed, "*")
 }
 
 // routeAuth applies the host's authorization to one route: whether it is

@@ -289,20 +289,11 @@ func (b *routeBuilder) retry(rp *switchyardv1.RetryPolicy, out *Route) bool {
 		}
 		retry.RetriableStatusCodes = append(retry.RetriableStatusCodes, uint32(code))
 	}
-	if len(retry.RetriableStatusCodes) > 0 && !containsString(retry.RetryOn, "retriable-status-codes") {
+	if len(retry.RetriableStatusCodes) > 0 && !slices.Contains(retry.RetryOn, "retriable-status-codes") {
 		b.st.addWarning(ErrRoute, "RetriableStatusCodesUnused", "%s.retryPolicy.retriableStatusCodes: has no effect unless retryOn includes retriable-status-codes", b.field)
 	}
 	out.Retry = retry
 	return true
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // rewrite picks the replacePrefix entry for the route's prefix. A rewrite
