@@ -301,7 +301,7 @@ func (e *Engine) grpcAssignment(ce *clusterEntry, claMsg *envoy_config_endpoint_
 	if claMsg == nil {
 		return encoded{}
 	}
-	if m := translator.GRPCLoadAssignmentOf(claMsg, ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator); m != claMsg {
+	if m := translator.GRPCLoadAssignmentOf(claMsg); m != claMsg {
 		return encode(m)
 	}
 	return cla

@@ -409,13 +409,24 @@ func TestGRPCLoadAssignment(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			spec := &dag.ClusterSpec{Backends: tt.backends}
-			got := GRPCLoadAssignment("c", spec, newSnapshot(tt.objects...), DefaultOptions())
+			snap := newSnapshot(tt.objects...)
+			got := GRPCLoadAssignment("c", spec, snap, DefaultOptions())
 			want := &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: "c", Endpoints: tt.want}
 			if d := diff(want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 			for _, err := range append(grpcEndpointProblems(got), validateMessage(got)...) {
 				t.Error(err)
+			}
+
+			// The same from Envoy's assignment, which must stay as it was.
+			envoy := LoadAssignment("c", spec, snap, DefaultOptions())
+			before := proto.Clone(envoy)
+			if d := diff(want, GRPCLoadAssignmentOf(envoy)); d != "" {
+				t.Errorf("GRPCLoadAssignmentOf (-want +got):\n%s", d)
+			}
+			if d := diff(before, envoy); d != "" {
+				t.Errorf("GRPCLoadAssignmentOf changed Envoy's assignment (-before +after):\n%s", d)
 			}
 		})
 	}

@@ -105,15 +105,37 @@ func GRPCLoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapsh
 	return cla
 }
 
-// GRPCLoadAssignmentOf returns GRPCLoadAssignment(name, spec, snap, opts)
-// given envoy, the LoadAssignment of the same arguments already built:
-// envoy itself when it holds no duplicate to drop (so that the two groups
-// share one encoding), else a new one. Neither may be modified afterwards.
-func GRPCLoadAssignmentOf(envoy *envoy_config_endpoint_v3.ClusterLoadAssignment, name string, spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+// GRPCLoadAssignmentOf returns what GRPCLoadAssignment would of the
+// arguments envoy, a LoadAssignment, was built from: envoy itself when it
+// holds no duplicate to drop (so that the two groups share one encoding),
+// else a deduplicated copy that shares every endpoint and locality with
+// envoy. Neither may be modified afterwards.
+func GRPCLoadAssignmentOf(envoy *envoy_config_endpoint_v3.ClusterLoadAssignment) *envoy_config_endpoint_v3.ClusterLoadAssignment {
 	if !hasDuplicates(envoy) {
 		return envoy
 	}
-	return GRPCLoadAssignment(name, spec, snap, opts)
+	cla := &envoy_config_endpoint_v3.ClusterLoadAssignment{
+		ClusterName:    envoy.ClusterName,
+		Endpoints:      make([]*envoy_config_endpoint_v3.LocalityLbEndpoints, len(envoy.Endpoints)),
+		NamedEndpoints: envoy.NamedEndpoints,
+		Policy:         envoy.Policy,
+	}
+	// dedupeEndpoints reorders cla.Endpoints, filters each LbEndpoints in
+	// place and replaces LoadBalancingWeight: those are copied, the rest is
+	// shared.
+	for i, l := range envoy.Endpoints {
+		cla.Endpoints[i] = &envoy_config_endpoint_v3.LocalityLbEndpoints{
+			Locality:            l.Locality,
+			Metadata:            l.Metadata,
+			LbEndpoints:         slices.Clone(l.LbEndpoints),
+			LbConfig:            l.LbConfig,
+			LoadBalancingWeight: l.LoadBalancingWeight,
+			Priority:            l.Priority,
+			Proximity:           l.Proximity,
+		}
+	}
+	dedupeEndpoints(cla)
+	return cla
 }
 
 // localityKey identifies a locality within its priority, as gRPC compares

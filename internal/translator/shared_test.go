@@ -43,8 +43,12 @@ func TestSharedShapes(t *testing.T) {
 					t.Errorf("GRPCClusterOf(%s) differs from GRPCCluster", c.Name)
 				}
 				cla := translator.LoadAssignment(c.Name, &c.Spec, snap, opts)
-				if got, want := translator.GRPCLoadAssignmentOf(cla, c.Name, &c.Spec, snap, opts), translator.GRPCLoadAssignment(c.Name, &c.Spec, snap, opts); !proto.Equal(got, want) {
+				before := proto.Clone(cla)
+				if got, want := translator.GRPCLoadAssignmentOf(cla), translator.GRPCLoadAssignment(c.Name, &c.Spec, snap, opts); !proto.Equal(got, want) {
 					t.Errorf("GRPCLoadAssignmentOf(%s) differs from GRPCLoadAssignment", c.Name)
+				}
+				if !proto.Equal(cla, before) {
+					t.Errorf("GRPCLoadAssignmentOf(%s) changed Envoy's assignment", c.Name)
 				}
 			}
 			for _, n := range d.DNSNames {
