@@ -10,7 +10,6 @@ import (
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/protobuf/proto"
 )
 
 // endpointsDesc describes switchyard_endpoints.
@@ -60,8 +59,8 @@ func (e *EndpointCollector) Describe(ch chan<- *prometheus.Desc) { ch <- endpoin
 // resources.
 func (e *EndpointCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range e.cache.Resources(GroupEnvoy, resource.EndpointType) {
-		cla := loadAssignmentOf(r)
-		if cla == nil {
+		cla, ok := r.Decoded().(*envoy_config_endpoint_v3.ClusterLoadAssignment)
+		if !ok {
 			continue
 		}
 		for _, c := range countEndpoints(cla) {
@@ -112,21 +111,4 @@ func countEndpoints(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) []endpo
 // same words).
 func healthLabel(h envoy_config_core_v3.HealthStatus) string {
 	return strings.ToLower(h.String())
-}
-
-// loadAssignmentOf returns the resource's ClusterLoadAssignment: the
-// decoded message the cache keeps, or, should a resource lack it, the
-// decoded bytes; nil when neither is one.
-func loadAssignmentOf(r *Resource) *envoy_config_endpoint_v3.ClusterLoadAssignment {
-	if cla, ok := r.Message.(*envoy_config_endpoint_v3.ClusterLoadAssignment); ok {
-		return cla
-	}
-	if r.Any == nil {
-		return nil
-	}
-	cla := &envoy_config_endpoint_v3.ClusterLoadAssignment{}
-	if err := proto.Unmarshal(r.Any.GetValue(), cla); err != nil {
-		return nil
-	}
-	return cla
 }

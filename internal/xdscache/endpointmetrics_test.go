@@ -122,19 +122,3 @@ func TestEndpointCollector(t *testing.T) {
 		t.Errorf("after the update:\n%s\nwant:\n%s", got, want2)
 	}
 }
-
-// TestLoadAssignmentOf decodes a resource whose decoded message is not
-// kept.
-func TestLoadAssignmentOf(t *testing.T) {
-	r, err := NewResource(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: "a", Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{locality(2)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bare := &Resource{Name: r.Name, Version: r.Version, Any: r.Any}
-	if cla := loadAssignmentOf(bare); cla.GetClusterName() != "a" || cla.GetEndpoints()[0].GetPriority() != 2 {
-		t.Errorf("decoded %v", cla)
-	}
-	if cla := loadAssignmentOf(&Resource{Name: "x"}); cla != nil {
-		t.Errorf("a resource without content decoded to %v", cla)
-	}
-}
