@@ -274,7 +274,7 @@ func (t *tree) changes() []objects.Change {
 	for k := range t.prior {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, keyCmp)
+	slices.SortFunc(keys, objects.Key.Compare)
 	var out []objects.Change
 	for _, k := range keys {
 		before, now := t.prior[k], t.winner(k)
@@ -325,10 +325,6 @@ func (t *tree) snapshot() *objects.Snapshot {
 		_, _ = s.Upsert(defs[0].obj)
 	}
 	return s
-}
-
-func keyCmp(a, b objects.Key) int {
-	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
 // pathCmp orders paths the way a directory walk visits them: component by

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"cmp"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -73,15 +74,16 @@ func (k Key) String() string {
 	return k.Kind.String() + " " + k.Namespace + "/" + k.Name
 }
 
-// Less orders keys by kind, namespace and name, for deterministic output.
+// Compare orders keys by kind, namespace and name, for deterministic
+// output: it returns -1, 0 or +1 as k sorts before, with or after o, and
+// suits slices.SortFunc.
+func (k Key) Compare(o Key) int {
+	return cmp.Or(cmp.Compare(k.Kind, o.Kind), cmp.Compare(k.Namespace, o.Namespace), cmp.Compare(k.Name, o.Name))
+}
+
+// Less reports whether k sorts before o in the order of Compare.
 func (k Key) Less(o Key) bool {
-	if k.Kind != o.Kind {
-		return k.Kind < o.Kind
-	}
-	if k.Namespace != o.Namespace {
-		return k.Namespace < o.Namespace
-	}
-	return k.Name < o.Name
+	return k.Compare(o) < 0
 }
 
 // DrainAnnotation, set to "true" on a Service or a Node, reports every
