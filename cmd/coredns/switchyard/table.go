@@ -125,8 +125,10 @@ func buildTable(prev *table, clusters map[string]*clusterInfo, assignments map[s
 			e = newEntry(c, a)
 		}
 		t.entries[name] = e
-		for i := range a.endpoints {
-			t.counts[a.endpoints[i].health]++
+		for _, byHealth := range e.counts {
+			for h, n := range byHealth {
+				t.counts[h] += n
+			}
 		}
 		for rest := name; ; {
 			dot := strings.IndexByte(rest, '.')
