@@ -209,7 +209,7 @@ func (t *typeState) notify(changed map[string]bool) {
 		}
 	}
 	for w := range t.delta {
-		resp, undo := t.deltaResponse(w.req, w.sub, changed, false)
+		resp, undo := t.deltaResponse(w.req, w.sub, changed)
 		if resp != nil {
 			delete(t.delta, w)
 			if !sendDelta(w.ch, resp) {

@@ -44,7 +44,7 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 		ts.leave(w.key, w.generation, c.epoch)
 		c.mu.Unlock()
 	}
-	resp, undo := ts.deltaResponse(req, sub, changed, changed == nil)
+	resp, undo := ts.deltaResponse(req, sub, changed)
 	if resp == nil {
 		ts.delta[w] = struct{}{}
 		return cancel, nil
@@ -60,13 +60,13 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 
 // deltaResponse builds the resources that differ from what the stream
 // holds and the names it holds that no longer exist, or returns nil when
-// there are none. changed limits the check to the names an update touched.
-// The stream's returned-resources map is updated in place (see deltaBuild);
-// undo restores it when the response is not sent after all.
-//
-// full is set when everything the stream subscribes to is checked (a watch
-// opened without a known generation), as opposed to only changed.
-func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool, full bool) (cache.DeltaResponse, func()) {
+// there are none. changed limits the check to the names an update touched;
+// nil checks everything the stream subscribes to (a watch opened without a
+// known generation). The stream's returned-resources map is updated in
+// place (see deltaBuild); undo restores it when the response is not sent
+// after all.
+func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool) (cache.DeltaResponse, func()) {
+	full := changed == nil
 	returned := sub.ReturnedResources()
 	var updated, removed []string
 	check := func(name string) {
