@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
@@ -98,16 +99,7 @@ func goldenCase(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	checkEmbeddedCert(t, input)
-	// The case directory also holds the goldens, which are YAML too: load
-	// a copy of the input alone.
-	src := t.TempDir()
-	if err := os.WriteFile(filepath.Join(src, "input.yaml"), input, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	snap, problems, err := dirsource.Load(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, problems, src := loadInput(t, input)
 	dagOpts, trOpts := loadCaseOptions(t, dir), loadCaseTranslatorOptions(t, dir)
 	for _, group := range render.Groups {
 		t.Run(group, func(t *testing.T) {
@@ -133,6 +125,22 @@ func goldenCase(t *testing.T, dir string) {
 			checkResources(t, group, out)
 		})
 	}
+}
+
+// loadInput loads a case's input.yaml from a copy in a temporary
+// directory, which it returns too: the case directory also holds the
+// goldens, which are YAML as well.
+func loadInput(t *testing.T, input []byte) (*objects.Snapshot, []dirsource.Problem, string) {
+	t.Helper()
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "input.yaml"), input, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, problems, err := dirsource.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, problems, src
 }
 
 // caseOptions is a case's options.yaml: the flags of `switchyard render`

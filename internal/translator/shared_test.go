@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
-	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
@@ -24,18 +23,11 @@ func TestSharedShapes(t *testing.T) {
 	for _, input := range dirs {
 		dir := filepath.Dir(input)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			src := t.TempDir()
 			b, err := os.ReadFile(input)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(src, "input.yaml"), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			snap, _, err := dirsource.Load(src)
-			if err != nil {
-				t.Fatal(err)
-			}
+			snap, _, _ := loadInput(t, b)
 			d := dag.Build(snap, loadCaseOptions(t, dir)).DAG
 			for _, c := range d.Clusters {
 				envoy := translator.Cluster(c, opts)

@@ -210,38 +210,9 @@ func TestEnvoyFullIsValidAndSorted(t *testing.T) {
 // context extensions) must not change the bytes from run to run.
 func TestEnvoyDeterministic(t *testing.T) {
 	d, snap := fullDAG()
-	marshal := func(r *Resources) [][]byte {
-		var out [][]byte
-		add := func(m proto.Message) {
-			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, b)
-		}
-		for _, m := range r.Listeners {
-			add(m)
-		}
-		for _, m := range r.ScopedRoutes {
-			add(m)
-		}
-		for _, m := range r.Routes {
-			add(m)
-		}
-		for _, m := range r.Clusters {
-			add(m)
-		}
-		for _, m := range r.Endpoints {
-			add(m)
-		}
-		for _, m := range r.Secrets {
-			add(m)
-		}
-		return out
-	}
-	first := marshal(Envoy(d, snap, DefaultOptions()))
+	first := wireBytes(t, Envoy(d, snap, DefaultOptions()))
 	for range 20 {
-		again := marshal(Envoy(d, snap, DefaultOptions()))
+		again := wireBytes(t, Envoy(d, snap, DefaultOptions()))
 		if len(again) != len(first) {
 			t.Fatalf("got %d resources, then %d", len(first), len(again))
 		}
