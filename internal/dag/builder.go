@@ -59,7 +59,7 @@ func Build(snap *objects.Snapshot, opts Options) *Result {
 	if opts.KeyPairs == nil {
 		opts.KeyPairs = NewKeyPairCache()
 	}
-	exts := BuildExtensionServices(snap, opts)
+	exts := BuildExtensionServices(snap)
 	roots := rootProxies(snap, opts)
 	results := make([]*RootResult, 0, len(roots))
 	for _, p := range roots {

@@ -35,7 +35,7 @@ type Extensions map[types.NamespacedName]*ExtensionResult
 
 // BuildExtensionServices processes every ExtensionService; each depends
 // only on its own Services and Secrets.
-func BuildExtensionServices(snap *objects.Snapshot, opts Options) Extensions {
+func BuildExtensionServices(snap *objects.Snapshot) Extensions {
 	out := Extensions{}
 	for nn, ext := range snap.ExtensionServices {
 		out[nn] = BuildExtension(snap, ext)
