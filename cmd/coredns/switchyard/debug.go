@@ -84,9 +84,7 @@ func clip(lines []string) []string {
 		lines = append(lines[:maxTXTLines-1], fmt.Sprintf("... %d more lines", len(lines)-maxTXTLines+1))
 	}
 	for i, l := range lines {
-		if len(l) > maxTXTString {
-			lines[i] = l[:maxTXTString-3] + "..."
-		}
+		lines[i] = truncate(l, maxTXTString)
 	}
 	return lines
 }
