@@ -181,7 +181,7 @@ func (a *assembler) extensions(exts Extensions) {
 // Orphaned status.
 func (a *assembler) orphans(snap *objects.Snapshot, opts Options) {
 	for nn, p := range snap.HTTPProxies {
-		if !classMatches(p, opts) {
+		if !Served(p, opts) {
 			continue
 		}
 		key := objects.NewKey(objects.KindHTTPProxy, nn)

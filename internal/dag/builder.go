@@ -81,18 +81,16 @@ func rootProxies(snap *objects.Snapshot, opts Options) []*switchyardv1.HTTPProxy
 	return out
 }
 
-func classMatches(p *switchyardv1.HTTPProxy, opts Options) bool {
-	return p.Spec.IngressClassName == opts.IngressClassName
-}
-
 // Served reports whether this controller serves a proxy (its ingress
 // class matches): only served proxies get a status.
-func Served(p *switchyardv1.HTTPProxy, opts Options) bool { return classMatches(p, opts) }
+func Served(p *switchyardv1.HTTPProxy, opts Options) bool {
+	return p.Spec.IngressClassName == opts.IngressClassName
+}
 
 // IsRoot reports whether a proxy is a served root, one that Build calls
 // BuildRoot for.
 func IsRoot(p *switchyardv1.HTTPProxy, opts Options) bool {
-	return p.Spec.VirtualHost != nil && classMatches(p, opts)
+	return p.Spec.VirtualHost != nil && Served(p, opts)
 }
 
 func lessObject(ns1, n1, ns2, n2 string) bool {

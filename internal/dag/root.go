@@ -291,7 +291,7 @@ func (rb *rootBuilder) include(p *switchyardv1.HTTPProxy, i int, inh matchState,
 func (rb *rootBuilder) lookupProxy(nn types.NamespacedName) *switchyardv1.HTTPProxy {
 	rb.deps.add(objects.NewKey(objects.KindHTTPProxy, nn))
 	p := rb.snap.HTTPProxies[nn]
-	if p == nil || !classMatches(p, rb.opts) {
+	if p == nil || !Served(p, rb.opts) {
 		return nil
 	}
 	return p
