@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"cmp"
 	"sort"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -32,31 +33,31 @@ func (e *Engine) view() *dag.DAG {
 	}
 	old, d := e.dag, &dag.DAG{}
 	hosts := sortedKeys(e.dirty.hosts)
-	d.VirtualHosts = orNil(patchSorted(old.VirtualHosts, hosts, func(v *dag.VirtualHost) string { return v.FQDN },
+	d.VirtualHosts = orNil(patchSorted(old.VirtualHosts, hosts, func(v *dag.VirtualHost) string { return v.FQDN }, cmp.Less[string],
 		func(fqdn string) (*dag.VirtualHost, bool) {
 			res := e.hostOwner(fqdn)
 			return res.GetInsecure(), res.GetInsecure() != nil
 		}))
-	d.SecureVirtualHosts = orNil(patchSorted(old.SecureVirtualHosts, hosts, func(v *dag.SecureVirtualHost) string { return v.FQDN },
+	d.SecureVirtualHosts = orNil(patchSorted(old.SecureVirtualHosts, hosts, func(v *dag.SecureVirtualHost) string { return v.FQDN }, cmp.Less[string],
 		func(fqdn string) (*dag.SecureVirtualHost, bool) {
 			res := e.hostOwner(fqdn)
 			return res.GetSecure(), res.GetSecure() != nil
 		}))
-	d.Clusters = patchSorted(old.Clusters, sortedKeys(e.dirty.clusters), func(c *dag.Cluster) string { return c.Name },
+	d.Clusters = patchSorted(old.Clusters, sortedKeys(e.dirty.clusters), func(c *dag.Cluster) string { return c.Name }, cmp.Less[string],
 		func(name string) (*dag.Cluster, bool) {
 			if ce := e.shared.clusters[name]; ce != nil {
 				return ce.cluster, true
 			}
 			return nil, false
 		})
-	d.Secrets = patchSorted(old.Secrets, sortedKeys(e.dirty.secrets), func(s *dag.Secret) string { return s.Name },
+	d.Secrets = patchSorted(old.Secrets, sortedKeys(e.dirty.secrets), func(s *dag.Secret) string { return s.Name }, cmp.Less[string],
 		func(name string) (*dag.Secret, bool) {
 			if se := e.shared.secrets[name]; se != nil {
 				return se.secret, true
 			}
 			return nil, false
 		})
-	d.DNSNames = orNil(patchSorted(old.DNSNames, sortedKeys(e.dirty.dns), func(n dag.DNSName) string { return n.Name },
+	d.DNSNames = orNil(patchSorted(old.DNSNames, sortedKeys(e.dirty.dns), func(n dag.DNSName) string { return n.Name }, cmp.Less[string],
 		func(name string) (dag.DNSName, bool) {
 			if de := e.shared.dns[name]; de != nil {
 				return de.winner.name, true
@@ -93,14 +94,15 @@ func (h hostResult) GetSecure() *dag.SecureVirtualHost {
 	return h.res.Secure
 }
 
-// patchSorted returns a new slice: old (sorted by keyOf) with the elements
-// of keys (sorted) replaced, added or removed as lookup says, copying the
-// runs in between. It is never nil.
-func patchSorted[T any](old []T, keys []string, keyOf func(T) string, lookup func(string) (T, bool)) []T {
+// patchSorted returns a new slice: old (sorted by keyOf, in the order of
+// less) with the elements of keys (sorted the same way) replaced, added or
+// removed as lookup says, copying the runs in between. It is never nil.
+// It spares re-sorting a long list of which a few elements changed.
+func patchSorted[T any, K comparable](old []T, keys []K, keyOf func(T) K, less func(a, b K) bool, lookup func(K) (T, bool)) []T {
 	out := make([]T, 0, len(old)+len(keys))
 	pos := 0
 	for _, k := range keys {
-		i := pos + sort.Search(len(old)-pos, func(i int) bool { return keyOf(old[pos+i]) >= k })
+		i := pos + sort.Search(len(old)-pos, func(i int) bool { return !less(keyOf(old[pos+i]), k) })
 		out = append(out, old[pos:i]...)
 		pos = i
 		if pos < len(old) && keyOf(old[pos]) == k {

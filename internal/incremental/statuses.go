@@ -200,27 +200,14 @@ func (t *statusTable) join(e *Engine, k objects.Key) *dag.Status {
 }
 
 // patch returns a new sorted list with the statuses of keys (sorted)
-// replaced, added or removed, copying the runs in between.
+// replaced, added or removed; nil when there are none.
 func (t *statusTable) patch(keys []objects.Key) []*dag.Status {
-	old := t.list
-	out := make([]*dag.Status, 0, len(t.current))
-	pos := 0
-	for _, k := range keys {
-		i := pos + sort.Search(len(old)-pos, func(i int) bool { return !old[pos+i].Key.Less(k) })
-		out = append(out, old[pos:i]...)
-		pos = i
-		if pos < len(old) && old[pos].Key == k {
-			pos++
-		}
-		if st := t.current[k]; st != nil {
-			out = append(out, st)
-		}
-	}
-	out = append(out, old[pos:]...)
-	if len(out) == 0 {
-		return nil
-	}
-	return slices.Clip(out)
+	out := patchSorted(t.list, keys, func(st *dag.Status) objects.Key { return st.Key }, objects.Key.Less,
+		func(k objects.Key) (*dag.Status, bool) {
+			st := t.current[k]
+			return st, st != nil
+		})
+	return orNil(slices.Clip(out))
 }
 
 func (t *statusTable) sorted() []*dag.Status {
