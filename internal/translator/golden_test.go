@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata from each case's input.yaml, and delete those of cases without one")
@@ -39,8 +40,9 @@ const testCert = "testdata/certs/tls.crt"
 // TestGolden translates each testdata/<case>/input.yaml for every consumer
 // group, exactly as `switchyard render --group <group>` would, and compares
 // the output with testdata/<case>/<group>.yaml. It also checks every
-// rendered resource with ValidateAll (nested typed_configs included) and
-// the grpc group against what grpc-go's xDS client accepts.
+// group's resources with xdscheck.Check (ValidateAll, nested typed_configs
+// included, and references) and the grpc group against what grpc-go's xDS
+// client accepts (see checkResources).
 //
 // A case directory may also hold options.yaml, for what a command-line
 // flag rather than an object decides (see caseOptions); without one the
@@ -246,17 +248,16 @@ func checkEmbeddedCert(t *testing.T, input []byte) {
 	}
 }
 
-// checkResources validates every rendered resource, in memory: ValidateAll
-// on it and on each typed_config inside; for grpc, what grpc-go would
-// NACK; for dns, the shape DNS balancers expect.
+// checkResources checks every rendered resource, in memory: what
+// xdscheck.Check finds (ValidateAll on it and on each typed_config inside,
+// encoding, go-control-plane's consistency, names that do not resolve);
+// for grpc, what grpc-go would NACK; for dns, the shape DNS balancers
+// expect.
 func checkResources(t *testing.T, group string, out *render.Output) {
 	t.Helper()
 	res := &translator.Resources{}
 	for url, msgs := range out.Resources {
 		for _, m := range msgs {
-			for _, err := range translator.ValidateMessage(m) {
-				t.Errorf("%s: %v", url, err)
-			}
 			switch r := m.(type) {
 			case *envoy_config_listener_v3.Listener:
 				res.Listeners = append(res.Listeners, r)
@@ -274,6 +275,9 @@ func checkResources(t *testing.T, group string, out *render.Output) {
 				t.Errorf("%s: unexpected resource type %T", url, m)
 			}
 		}
+	}
+	for _, err := range xdscheck.Check(group, res) {
+		t.Error(err)
 	}
 	switch group {
 	case "grpc":

@@ -36,23 +36,6 @@ func translate(t *testing.T, name string) map[string]*translator.Resources {
 	}
 }
 
-// TestGoldenCasesPass runs Check on every translator golden case: what
-// the goldens show must be what a client accepts.
-func TestGoldenCasesPass(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join("..", "translator", "testdata", "*", "input.yaml"))
-	if err != nil || len(inputs) == 0 {
-		t.Fatalf("no golden inputs: %v", err)
-	}
-	for _, in := range inputs {
-		name := filepath.Base(filepath.Dir(in))
-		for g, r := range translate(t, name) {
-			for _, err := range xdscheck.Check(g, r) {
-				t.Errorf("%s, group %s: %v", name, g, err)
-			}
-		}
-	}
-}
-
 // TestCheckFindsBrokenReferences removes one resource of each kind that
 // others refer to and expects Check to say so.
 func TestCheckFindsBrokenReferences(t *testing.T) {

@@ -4,10 +4,11 @@
 // to another (a route's cluster, a cluster's load assignment, a scope's
 // route configuration, a TLS context's secret) resolves inside the set.
 //
-// It exists for the tests that cannot enumerate their inputs — the fuzz
-// targets, the isolation property, the soak — so that each of them asserts
-// the same thing DESIGN.md decision 6 promises: the control plane never
-// pushes a resource a client would reject.
+// It exists for the translator's golden test and for the tests that
+// cannot enumerate their inputs — the fuzz targets, the isolation
+// property, the soak — so that each of them asserts the same thing
+// DESIGN.md decision 6 promises: the control plane never pushes a resource
+// a client would reject.
 package xdscheck
 
 import (
