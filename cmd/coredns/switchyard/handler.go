@@ -70,7 +70,7 @@ func (s *Switchyard) answer(t *table, state *request.Request, zone string, m *dn
 			}
 		}
 	}
-	if t.interior[rel] || strings.HasSuffix(nsLabel, "."+rel) {
+	if t.interior[rel] {
 		return s.noData(t, zone, m)
 	}
 	m.Ns = []dns.RR{s.soa(t, zone)}

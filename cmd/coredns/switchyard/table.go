@@ -13,8 +13,8 @@ import (
 type table struct {
 	entries map[string]*entry
 	// interior holds every proper suffix of an entry name ("shop" for
-	// "web.shop"): such names exist in the DNS tree and answer NODATA, not
-	// NXDOMAIN (RFC 8020).
+	// "web.shop") and of the name server's (nsLabel): such names exist in
+	// the DNS tree and answer NODATA, not NXDOMAIN (RFC 8020).
 	interior   map[string]bool
 	cdsVersion string
 	edsVersion string
@@ -110,6 +110,7 @@ func buildTable(prev *table, clusters map[string]*clusterInfo, assignments map[s
 	if prev != nil && t.serial <= prev.serial {
 		t.serial = prev.serial + 1
 	}
+	t.addInterior(nsLabel)
 	for name, c := range clusters {
 		a := assignments[c.serviceName]
 		if a == nil {
@@ -130,14 +131,19 @@ func buildTable(prev *table, clusters map[string]*clusterInfo, assignments map[s
 				t.counts[h] += n
 			}
 		}
-		for rest := name; ; {
-			dot := strings.IndexByte(rest, '.')
-			if dot < 0 {
-				break
-			}
-			rest = rest[dot+1:]
-			t.interior[rest] = true
-		}
+		t.addInterior(name)
 	}
 	return t
+}
+
+// addInterior marks every proper suffix of name as interior.
+func (t *table) addInterior(name string) {
+	for rest := name; ; {
+		dot := strings.IndexByte(rest, '.')
+		if dot < 0 {
+			return
+		}
+		rest = rest[dot+1:]
+		t.interior[rest] = true
+	}
 }
