@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -63,7 +64,7 @@ func (c *claims) settleFQDNs(rebuilt []*rootUnit) []*rootUnit {
 	for _, r := range rebuilt {
 		redo[r] = true
 		if r.claimed {
-			c.fqdn[r.claim] = removeUnit(c.fqdn[r.claim], r)
+			c.fqdn[r.claim] = removeFirst(c.fqdn[r.claim], r)
 			if len(c.fqdn[r.claim]) == 0 {
 				delete(c.fqdn, r.claim)
 			}
@@ -112,13 +113,7 @@ func (c *claims) addDNS(cl *dnsClaim) {
 
 func (c *claims) removeDNS(cl *dnsClaim) {
 	name := cl.name.Name
-	list := c.dns[name]
-	for i, x := range list {
-		if x == cl {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
+	list := removeFirst(c.dns[name], cl)
 	if len(list) == 0 {
 		delete(c.dns, name)
 	} else {
@@ -127,11 +122,11 @@ func (c *claims) removeDNS(cl *dnsClaim) {
 	c.touched[name] = true
 }
 
-func removeUnit(list []*rootUnit, r *rootUnit) []*rootUnit {
-	for i, x := range list {
-		if x == r {
-			return append(list[:i], list[i+1:]...)
-		}
+// removeFirst removes the first element equal to v, keeping the order of
+// the others, and returns the list (unchanged when v is not in it).
+func removeFirst[T comparable](list []T, v T) []T {
+	if i := slices.Index(list, v); i >= 0 {
+		return slices.Delete(list, i, i+1)
 	}
 	return list
 }

@@ -56,12 +56,7 @@ func (d *depIndex) remove(u unit, keys []objects.Key) {
 		if r.many != nil {
 			delete(r.many, u)
 		} else {
-			for i, x := range r.few {
-				if x == u {
-					r.few = append(r.few[:i], r.few[i+1:]...)
-					break
-				}
-			}
+			r.few = removeFirst(r.few, u)
 		}
 		if len(r.few) == 0 && len(r.many) == 0 {
 			delete(d.m, k)

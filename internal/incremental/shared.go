@@ -3,6 +3,7 @@ package incremental
 import (
 	"bytes"
 	"reflect"
+	"slices"
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -86,7 +87,7 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 	if ce == nil {
 		ce = &clusterEntry{cluster: c, fresh: true}
 		for _, b := range c.Spec.Backends {
-			if !containsService(ce.services, b.Service) {
+			if !slices.Contains(ce.services, b.Service) {
 				ce.services = append(ce.services, b.Service)
 			}
 		}
@@ -151,13 +152,7 @@ func (e *Engine) deleteCluster(ce *clusterEntry) {
 	delete(e.shared.clusters, c.Name)
 	e.dirty.clusters[c.Name] = true
 	for _, svc := range ce.services {
-		list := e.shared.byService[svc]
-		for i, x := range list {
-			if x == ce {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
-		}
+		list := removeFirst(e.shared.byService[svc], ce)
 		if len(list) == 0 {
 			delete(e.shared.byService, svc)
 		} else {
@@ -399,13 +394,4 @@ func (e *Engine) unrefSecret(s *dag.Secret) {
 
 func sameSecret(a, b *dag.Secret) bool {
 	return a.Kind == b.Kind && a.Source == b.Source && bytes.Equal(a.Cert, b.Cert) && bytes.Equal(a.Key, b.Key)
-}
-
-func containsService(list []types.NamespacedName, nn types.NamespacedName) bool {
-	for _, x := range list {
-		if x == nn {
-			return true
-		}
-	}
-	return false
 }

@@ -57,11 +57,8 @@ func (t *statusTable) addPart(k objects.Key, u unit, st *dag.Status) {
 
 func (t *statusTable) removePart(k objects.Key, u unit) {
 	ps := t.parts[k]
-	for i, p := range ps {
-		if p.unit == u {
-			ps = append(ps[:i], ps[i+1:]...)
-			break
-		}
+	if i := slices.IndexFunc(ps, func(p part) bool { return p.unit == u }); i >= 0 {
+		ps = slices.Delete(ps, i, i+1)
 	}
 	if len(ps) == 0 {
 		delete(t.parts, k)
