@@ -113,9 +113,7 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 		}
 	}
 	res.Duration = time.Since(start)
-	if p.built {
-		res.StatusUpdate = p.engine.StatusUpdate()
-	}
+	res.StatusUpdate = p.engine.StatusUpdate()
 	res.Next = p.next()
 	p.cfg.Metrics.observe(res, err)
 	return res, err
