@@ -16,14 +16,26 @@ import (
 // takes precedence.
 const nsLabel = "ns.dns"
 
+// zone is one zone the plugin answers, with the names its answers repeat,
+// built once in New.
+type zone struct {
+	name string // fully qualified
+	ns   string // nsLabel.<name>: the name server
+	mbox string // hostmaster.<name>: the SOA's mailbox
+}
+
+func newZone(name string) *zone {
+	return &zone{name: name, ns: nsLabel + "." + name, mbox: "hostmaster." + name}
+}
+
 // ServeDNS implements plugin.Handler. Names of the zones are answered from
 // the current table; before the first data arrives every answer is
 // SERVFAIL, so resolvers try another server instead of caching NXDOMAIN.
 func (s *Switchyard) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	state := &request.Request{W: w, Req: r}
 	qname := state.Name()
-	zone := plugin.Zones(s.cfg.Zones).Matches(qname)
-	if zone == "" {
+	z := s.zones[plugin.Zones(s.cfg.Zones).Matches(qname)]
+	if z == nil {
 		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
 	}
 	t := s.table.Load()
@@ -34,7 +46,7 @@ func (s *Switchyard) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = true
-	rcode := s.answer(t, state, zone, m)
+	rcode := s.answer(t, state, z, m)
 	if rcode == dns.RcodeNameError && s.cfg.Fallthrough.Through(qname) {
 		return plugin.NextOrFailure(s.Name(), s.Next, ctx, w, r)
 	}
@@ -50,60 +62,60 @@ func (s *Switchyard) count(ctx context.Context, qtype uint16, rcode int) {
 	answersCounter.WithLabelValues(metrics.WithServer(ctx), qtypeLabel(qtype), dns.RcodeToString[rcode]).Inc()
 }
 
-// answer fills m for a name of zone and returns the rcode.
-func (s *Switchyard) answer(t *table, state *request.Request, zone string, m *dns.Msg) int {
+// answer fills m for a name of z and returns the rcode.
+func (s *Switchyard) answer(t *table, state *request.Request, z *zone, m *dns.Msg) int {
 	qname := state.Name()
-	if qname == zone {
-		return s.apex(t, state, zone, m)
+	if qname == z.name {
+		return s.apex(t, state, z, m)
 	}
-	rel := strings.TrimSuffix(qname[:len(qname)-len(zone)], ".")
+	rel := strings.TrimSuffix(qname[:len(qname)-len(z.name)], ".")
 	if e := t.entries[rel]; e != nil {
-		return s.cluster(t, e, rel, state, zone, m)
+		return s.cluster(t, e, rel, state, z, m)
 	}
 	if rel == nsLabel {
-		return s.nameServer(t, state, zone, m)
+		return s.nameServer(t, state, z, m)
 	}
 	if label, cluster, ok := strings.Cut(rel, "."); ok {
 		if e := t.entries[cluster]; e != nil {
 			if ep := e.endpointByLabel(label); ep != nil {
-				return s.endpointName(t, ep, state, zone, m)
+				return s.endpointName(t, ep, state, z, m)
 			}
 		}
 	}
 	if t.interior[rel] {
-		return s.noData(t, zone, m)
+		return s.noData(t, z, m)
 	}
-	m.Ns = []dns.RR{s.soa(t, zone)}
+	m.Ns = []dns.RR{s.soa(t, z)}
 	return dns.RcodeNameError
 }
 
-func (s *Switchyard) noData(t *table, zone string, m *dns.Msg) int {
-	m.Ns = []dns.RR{s.soa(t, zone)}
+func (s *Switchyard) noData(t *table, z *zone, m *dns.Msg) int {
+	m.Ns = []dns.RR{s.soa(t, z)}
 	return dns.RcodeSuccess
 }
 
-func (s *Switchyard) apex(t *table, state *request.Request, zone string, m *dns.Msg) int {
+func (s *Switchyard) apex(t *table, state *request.Request, z *zone, m *dns.Msg) int {
 	switch state.QType() {
 	case dns.TypeSOA:
-		m.Answer = []dns.RR{s.soa(t, zone)}
+		m.Answer = []dns.RR{s.soa(t, z)}
 	case dns.TypeNS:
-		m.Answer = []dns.RR{&dns.NS{Hdr: s.hdr(zone, dns.TypeNS), Ns: nsLabel + "." + zone}}
+		m.Answer = []dns.RR{&dns.NS{Hdr: s.hdr(z.name, dns.TypeNS), Ns: z.ns}}
 		if ip := localIP(state); ip != nil {
-			m.Extra = []dns.RR{s.addrRR(nsLabel+"."+zone, ip)}
+			m.Extra = []dns.RR{s.addrRR(z.ns, ip)}
 		}
 	case dns.TypeTXT:
 		m.Answer = []dns.RR{s.txt(state.QName(), s.apexTXT(t))}
 	default:
-		return s.noData(t, zone, m)
+		return s.noData(t, z, m)
 	}
 	return dns.RcodeSuccess
 }
 
 // nameServer answers ns.dns.<zone> with the address the query came in on.
-func (s *Switchyard) nameServer(t *table, state *request.Request, zone string, m *dns.Msg) int {
+func (s *Switchyard) nameServer(t *table, state *request.Request, z *zone, m *dns.Msg) int {
 	ip := localIP(state)
 	if ip == nil || !familyMatches(state.QType(), ip.To4() != nil) {
-		return s.noData(t, zone, m)
+		return s.noData(t, z, m)
 	}
 	m.Answer = []dns.RR{s.addrRR(state.QName(), ip)}
 	return dns.RcodeSuccess
@@ -125,7 +137,7 @@ func localIP(state *request.Request) net.IP {
 }
 
 // cluster answers a cluster's own name.
-func (s *Switchyard) cluster(t *table, e *entry, rel string, state *request.Request, zone string, m *dns.Msg) int {
+func (s *Switchyard) cluster(t *table, e *entry, rel string, state *request.Request, z *zone, m *dns.Msg) int {
 	switch qtype := state.QType(); qtype {
 	case dns.TypeA, dns.TypeAAAA:
 		f := familyV4
@@ -135,7 +147,7 @@ func (s *Switchyard) cluster(t *table, e *entry, rel string, state *request.Requ
 		var buf [maxMaxRecords]*endpoint
 		eps := e.pickers[f].pickN(buf[:0], s.cfg.MaxRecords)
 		if len(eps) == 0 {
-			return s.noData(t, zone, m)
+			return s.noData(t, z, m)
 		}
 		m.Answer = make([]dns.RR, len(eps))
 		for i, ep := range eps {
@@ -143,9 +155,9 @@ func (s *Switchyard) cluster(t *table, e *entry, rel string, state *request.Requ
 		}
 	case dns.TypeSRV:
 		if len(e.srv) == 0 {
-			return s.noData(t, zone, m)
+			return s.noData(t, z, m)
 		}
-		suffix := "." + rel + "." + zone
+		suffix := "." + rel + "." + z.name
 		m.Answer = make([]dns.RR, len(e.srv))
 		m.Extra = make([]dns.RR, len(e.srv))
 		for i, st := range e.srv {
@@ -162,15 +174,15 @@ func (s *Switchyard) cluster(t *table, e *entry, rel string, state *request.Requ
 	case dns.TypeTXT:
 		m.Answer = []dns.RR{s.txt(state.QName(), e.debugTXT(t))}
 	default:
-		return s.noData(t, zone, m)
+		return s.noData(t, z, m)
 	}
 	return dns.RcodeSuccess
 }
 
 // endpointName answers an SRV target name, "<address label>.<cluster>".
-func (s *Switchyard) endpointName(t *table, ep *endpoint, state *request.Request, zone string, m *dns.Msg) int {
+func (s *Switchyard) endpointName(t *table, ep *endpoint, state *request.Request, z *zone, m *dns.Msg) int {
 	if !familyMatches(state.QType(), ep.addr.Is4()) {
-		return s.noData(t, zone, m)
+		return s.noData(t, z, m)
 	}
 	m.Answer = []dns.RR{s.addrRR(state.QName(), ep.ip)}
 	return dns.RcodeSuccess
@@ -193,7 +205,7 @@ func (e *entry) endpointByLabel(label string) *endpoint {
 }
 
 func (s *Switchyard) hdr(name string, rrtype uint16) dns.RR_Header {
-	return dns.RR_Header{Name: name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: uint32(s.cfg.TTL.Seconds())}
+	return dns.RR_Header{Name: name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: s.ttl}
 }
 
 func (s *Switchyard) addrRR(name string, ip net.IP) dns.RR {
@@ -206,21 +218,16 @@ func (s *Switchyard) addrRR(name string, ip net.IP) dns.RR {
 // soa is the zone's SOA. Its minimum, the negative-caching TTL, is the
 // plugin's TTL: a name added to the control plane is answered by
 // resolvers no later than a changed address would be.
-func (s *Switchyard) soa(t *table, zone string) dns.RR {
-	ttl := uint32(s.cfg.TTL.Seconds())
-	var serial uint32
-	if t != nil {
-		serial = t.serial
-	}
+func (s *Switchyard) soa(t *table, z *zone) dns.RR {
 	return &dns.SOA{
-		Hdr:     s.hdr(zone, dns.TypeSOA),
-		Ns:      nsLabel + "." + zone,
-		Mbox:    "hostmaster." + zone,
-		Serial:  serial,
+		Hdr:     s.hdr(z.name, dns.TypeSOA),
+		Ns:      z.ns,
+		Mbox:    z.mbox,
+		Serial:  t.serial,
 		Refresh: 7200,
 		Retry:   1800,
 		Expire:  86400,
-		Minttl:  ttl,
+		Minttl:  s.ttl,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
@@ -20,6 +21,9 @@ type Switchyard struct {
 	cfg    Config
 	table  atomic.Pointer[table]
 	client *client
+	// zones are cfg.Zones by name; ttl is cfg.TTL in seconds.
+	zones map[string]*zone
+	ttl   uint32
 
 	mu      sync.Mutex
 	started bool
@@ -37,7 +41,10 @@ func New(cfg Config) (*Switchyard, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Switchyard{cfg: cfg}
+	s := &Switchyard{cfg: cfg, zones: make(map[string]*zone, len(cfg.Zones)), ttl: uint32(cfg.TTL / time.Second)}
+	for _, z := range cfg.Zones {
+		s.zones[z] = newZone(z)
+	}
 	s.client = &client{
 		cfg:     cfg,
 		state:   newXDSState(newNode(cfg.Node)),
