@@ -7,9 +7,6 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
-// serviceKind is the kind whose changes reach load assignments directly.
-const serviceKind = objects.KindService
-
 // ReferenceResult is a full build: what an Engine must equal.
 type ReferenceResult struct {
 	DAG      *dag.DAG

@@ -39,10 +39,6 @@ type rootOutput struct {
 	err error
 }
 
-func rootKey(nn types.NamespacedName) objects.Key {
-	return objects.Key{Kind: objects.KindHTTPProxy, Namespace: nn.Namespace, Name: nn.Name}
-}
-
 // addRoot adds what a root contributes given its standing on its host
 // name.
 func (e *Engine) addRoot(r *rootUnit) {
@@ -50,7 +46,7 @@ func (e *Engine) addRoot(r *rootUnit) {
 	winner, owner := e.claims.standing(r)
 	c := &contribution{res: res, winner: winner}
 	r.added = c
-	key := rootKey(r.nn)
+	key := objects.NewKey(objects.KindHTTPProxy, r.nn)
 	if !winner {
 		c.owner = owner.nn
 		e.statuses.addPart(key, r, res.Statuses[key])
@@ -86,7 +82,7 @@ func (e *Engine) retractRoot(r *rootUnit) {
 		return
 	}
 	r.added = nil
-	key := rootKey(r.nn)
+	key := objects.NewKey(objects.KindHTTPProxy, r.nn)
 	if !c.winner {
 		e.statuses.removePart(key, r)
 		delete(e.statuses.lostFQDN, key)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
@@ -325,7 +326,7 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 		}
 	}
 	for k := range e.u.changed {
-		if k.Kind == serviceKind {
+		if k.Kind == objects.KindService {
 			for _, ce := range e.shared.byService[k.NamespacedName()] {
 				add(ce)
 			}
