@@ -11,6 +11,9 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
 // Port is the port of every endpoint built here.
@@ -52,23 +55,8 @@ func Assignment(name string, locs ...*envoy_config_endpoint_v3.LocalityLbEndpoin
 	return &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name, Endpoints: locs}
 }
 
-// Cluster is the EDS cluster of a DNS name: endpoints over ADS with the
-// cluster's name as service name, locality weighted.
+// Cluster is the EDS cluster of a DNS name as the translator builds it
+// for the dns group, from a cluster with the default spec.
 func Cluster(name string) *envoy_config_cluster_v3.Cluster {
-	return &envoy_config_cluster_v3.Cluster{
-		Name:                 name,
-		ClusterDiscoveryType: &envoy_config_cluster_v3.Cluster_Type{Type: envoy_config_cluster_v3.Cluster_EDS},
-		EdsClusterConfig: &envoy_config_cluster_v3.Cluster_EdsClusterConfig{
-			EdsConfig: &envoy_config_core_v3.ConfigSource{
-				ConfigSourceSpecifier: &envoy_config_core_v3.ConfigSource_Ads{Ads: &envoy_config_core_v3.AggregatedConfigSource{}},
-				ResourceApiVersion:    envoy_config_core_v3.ApiVersion_V3,
-			},
-			ServiceName: name,
-		},
-		CommonLbConfig: &envoy_config_cluster_v3.Cluster_CommonLbConfig{
-			LocalityConfigSpecifier: &envoy_config_cluster_v3.Cluster_CommonLbConfig_LocalityWeightedLbConfig_{
-				LocalityWeightedLbConfig: &envoy_config_cluster_v3.Cluster_CommonLbConfig_LocalityWeightedLbConfig{},
-			},
-		},
-	}
+	return translator.DNSCluster(dag.DNSName{Name: name, Cluster: &dag.Cluster{}}, translator.DefaultOptions())
 }
