@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 // Config says how many streams to open, where, and what each follows.
@@ -56,7 +58,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.StreamsPerConn = 10
 	}
 	if cfg.Group == "" {
-		cfg.Group = "grpc"
+		cfg.Group = string(xdscache.GroupGRPC)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c := &Client{cancel: cancel}
@@ -91,7 +93,7 @@ func node(group string, i int) *envoy_config_core_v3.Node {
 		Id:            fmt.Sprintf("xdsload-%d", i),
 		UserAgentName: "gRPC Go xdsload",
 		Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-			"switchyard.dev/group": structpb.NewStringValue(group),
+			xdscache.GroupMetadataKey: structpb.NewStringValue(group),
 		}},
 	}
 }
