@@ -26,7 +26,6 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
 // Mutator makes random changes to a snapshot the way sources would:
@@ -267,7 +266,7 @@ func (m *Mutator) serviceChange() *objects.Change {
 	if m.rng.Intn(2) == 0 {
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "alt", Port: 81})
 	} else {
-		s.Annotations = map[string]string{translator.DrainAnnotation: "true"}
+		s.Annotations = map[string]string{objects.DrainAnnotation: "true"}
 	}
 	return upsert(s)
 }
@@ -360,7 +359,7 @@ func (m *Mutator) nodeChange() *objects.Change {
 	}
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if m.rng.Intn(2) == 0 {
-		n.Annotations = map[string]string{translator.DrainAnnotation: "true"}
+		n.Annotations = map[string]string{objects.DrainAnnotation: "true"}
 	}
 	return upsert(n)
 }
