@@ -76,7 +76,7 @@ func NewResource(m proto.Message) (*Resource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T %q: %w", m, ResourceName(m), err)
 	}
-	return NewEncodedResource(m, b), nil
+	return newResource(ResourceName(m), TypeURL(m), b, m), nil
 }
 
 // Encode is NewResource without keeping m: the resource holds only its
@@ -89,13 +89,6 @@ func Encode(m proto.Message) (*Resource, error) {
 		r.Message = nil
 	}
 	return r, err
-}
-
-// NewEncodedResource is NewResource for a caller that already holds the
-// encoding, which must be what Marshal(m) returns (an incremental build
-// that assembles a large resource from parts it encoded before).
-func NewEncodedResource(m proto.Message, b []byte) *Resource {
-	return newResource(ResourceName(m), TypeURL(m), b, m)
 }
 
 // NewCompactResource is Encode for a caller that already holds the
