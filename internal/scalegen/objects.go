@@ -48,7 +48,7 @@ func (g *generator) proxy(p *proxyPlan) *switchyardv1.HTTPProxy {
 }
 
 func (g *generator) virtualHost(p *proxyPlan) *switchyardv1.VirtualHost {
-	vh := &switchyardv1.VirtualHost{Fqdn: FQDN(p.namespace, p.name)}
+	vh := &switchyardv1.VirtualHost{Fqdn: fqdn(p.namespace, p.name)}
 	if !p.tls {
 		return vh
 	}

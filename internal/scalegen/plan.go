@@ -20,7 +20,6 @@ const maxEndpoints = 1<<24 - 2
 
 // proxyPlan is what one HTTPProxy will be.
 type proxyPlan struct {
-	index     int
 	namespace string
 	name      string
 	root      bool
@@ -55,7 +54,6 @@ func (g *generator) plan() {
 	g.proxies = make([]proxyPlan, n)
 	for i := range g.proxies {
 		p := &g.proxies[i]
-		p.index = i
 		p.namespace = fmt.Sprintf("team-%d", i/g.cfg.teamSize())
 		p.name = fmt.Sprintf("app-%d", i)
 		p.authz = -1
@@ -146,7 +144,8 @@ func serviceName(p *proxyPlan, route, service int) string {
 	return fmt.Sprintf("%s-r%d-s%d", p.name, route, service)
 }
 
-// FQDN is the host name of the root proxy with the given index.
-func FQDN(namespace, name string) string {
+// fqdn is the host name of the root proxy with the given namespace and
+// name.
+func fqdn(namespace, name string) string {
 	return name + "." + namespace + ".example.com"
 }
