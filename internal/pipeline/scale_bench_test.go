@@ -24,13 +24,10 @@ import (
 
 // built returns a pipeline that has built scalegen.Defaults at the given
 // size, the generated set, and the cache it feeds.
-func built(b *testing.B, proxies int, endpointsPerService int) (*Pipeline, *scalegen.Set, *xdscache.Cache, *clock) {
+func built(b *testing.B, proxies int) (*Pipeline, *scalegen.Set, *xdscache.Cache, *clock) {
 	b.Helper()
 	cfg := scalegen.Defaults()
 	cfg.Proxies = proxies
-	if endpointsPerService > 0 {
-		cfg.EndpointsPerService = endpointsPerService
-	}
 	set, err := scalegen.Generate(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -63,7 +60,7 @@ func BenchmarkLargeOneProxyChanged(b *testing.B) {
 }
 
 func benchOneProxy(b *testing.B, proxies int) {
-	p, set, _, c := built(b, proxies, 0)
+	p, set, _, c := built(b, proxies)
 	var base *switchyardv1.HTTPProxy
 	for _, o := range set.Objects {
 		if hp, ok := o.(*switchyardv1.HTTPProxy); ok && hp.Spec.VirtualHost != nil && hp.Spec.VirtualHost.TLS != nil && len(hp.Spec.Includes) > 0 {
@@ -101,7 +98,7 @@ func benchOneProxy(b *testing.B, proxies int) {
 // ACK, which opens the next watch) takes the cache.
 func BenchmarkLargeEndpointChange(b *testing.B) {
 	perf.RequireLarge(b)
-	p, set, cache, _ := built(b, 25000, 0)
+	p, set, cache, _ := built(b, 25000)
 	var es *discoveryv1.EndpointSlice
 	for _, o := range set.Objects {
 		if s, ok := o.(*discoveryv1.EndpointSlice); ok && s.Namespace == "team-0" {
