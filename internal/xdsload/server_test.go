@@ -22,7 +22,6 @@ import (
 // server is a control plane on loopback serving a generated set.
 type server struct {
 	pipe *pipeline.Pipeline
-	set  *scalegen.Set
 	addr string
 	// shared is the host every stream follows; slice is the EndpointSlice
 	// of its first Service and cla the load assignment it feeds.
@@ -58,7 +57,7 @@ func serve(tb testing.TB, proxies int) *server {
 		cancel()
 		gs.Stop()
 	})
-	s := &server{pipe: p, set: set, addr: lis.Addr().String()}
+	s := &server{pipe: p, addr: lis.Addr().String()}
 	for _, o := range set.Objects {
 		hp, ok := o.(*switchyardv1.HTTPProxy)
 		// gRPC clients get no cluster behind authorization.
