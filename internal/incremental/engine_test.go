@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/churn"
@@ -155,7 +156,7 @@ func compare(t *testing.T, e *Engine, snap *objects.Snapshot, cfg Config, when s
 					t.Errorf("%s: %s %s %s missing", when, g, typ, name)
 					ok = false
 				case !bytes.Equal(r.Any.Value, w.Any.Value) || r.Version != w.Version:
-					t.Errorf("%s: %s %s %s differs:\n%s", when, g, typ, name, cmp.Diff(w.Decoded(), r.Decoded(), protocmpTransform()))
+					t.Errorf("%s: %s %s %s differs:\n%s", when, g, typ, name, cmp.Diff(w.Decoded(), r.Decoded(), protocmp.Transform()))
 					ok = false
 				}
 			}
