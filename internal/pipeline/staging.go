@@ -201,8 +201,11 @@ func (s *stager) route(name string, tgt *xdscache.Resource, now time.Time, out [
 	if !known || cur == tgt {
 		return publish()
 	}
+	// The version clients have is decoded once, for its clusters and for
+	// the warm-up route.
+	curRC, _ := cur.Decoded().(*envoy_config_route_v3.RouteConfiguration)
 	warm := map[string]bool{}
-	for _, c := range routeClusters(cur.Decoded()) {
+	for _, c := range routeClusters(curRC) {
 		warm[c] = true
 	}
 	w := s.pending[name]
@@ -211,7 +214,8 @@ func (s *stager) route(name string, tgt *xdscache.Resource, now time.Time, out [
 	}
 	var cold []string
 	var ready time.Time
-	for _, c := range routeClusters(tgt.Decoded()) {
+	tgtRC, _ := tgt.Decoded().(*envoy_config_route_v3.RouteConfiguration)
+	for _, c := range routeClusters(tgtRC) {
 		if warm[c] {
 			continue
 		}
@@ -232,17 +236,14 @@ func (s *stager) route(name string, tgt *xdscache.Resource, now time.Time, out [
 	}
 	w.ready = ready
 	s.pending[name] = w
-	return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: s.warming(cur, cold)})
+	return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: s.warming(cur, curRC, cold)})
 }
 
 // warming is the version of a route configuration published while clusters
-// warm up: the one clients have, plus a warm-up route for gRPC.
-func (s *stager) warming(cur *xdscache.Resource, cold []string) *xdscache.Resource {
-	if !s.warmupRoutes {
-		return cur
-	}
-	rc, ok := cur.Decoded().(*envoy_config_route_v3.RouteConfiguration)
-	if !ok {
+// warm up: the one clients have (cur, decoded as rc, nil when it does not
+// decode), plus a warm-up route for gRPC.
+func (s *stager) warming(cur *xdscache.Resource, rc *envoy_config_route_v3.RouteConfiguration, cold []string) *xdscache.Resource {
+	if !s.warmupRoutes || rc == nil {
 		return cur
 	}
 	r, err := xdscache.Encode(addWarmupRoute(rc, cold))
@@ -281,12 +282,9 @@ func addWarmupRoute(rc *envoy_config_route_v3.RouteConfiguration, clusters []str
 	return out
 }
 
-// routeClusters lists the clusters a route configuration forwards to.
-func routeClusters(m proto.Message) []string {
-	rc, ok := m.(*envoy_config_route_v3.RouteConfiguration)
-	if !ok {
-		return nil
-	}
+// routeClusters lists the clusters a route configuration forwards to
+// (none for nil).
+func routeClusters(rc *envoy_config_route_v3.RouteConfiguration) []string {
 	var out []string
 	for _, vh := range rc.GetVirtualHosts() {
 		for _, r := range vh.GetRoutes() {
