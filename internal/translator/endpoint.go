@@ -16,9 +16,6 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-// DrainAnnotation is objects.DrainAnnotation, kept here for readers of the
-// endpoint code.
-const DrainAnnotation = objects.DrainAnnotation
 
 // LoadAssignment returns the ClusterLoadAssignment of the cluster named
 // name, whose backends are spec.Backends, from the Services, EndpointSlices

@@ -97,7 +97,7 @@ func TestLoadAssignment(t *testing.T) {
 		"drained service": {
 			backends: []dag.Backend{backend("ns", "a", 80, 1, 0), backend("ns", "b", 80, 1, 0)},
 			objects: []runtime.Object{
-				annotated(service("ns", "a", servicePort("", 80)), DrainAnnotation, "true"),
+				annotated(service("ns", "a", servicePort("", 80)), objects.DrainAnnotation, "true"),
 				slice("ns", "a", "a-1", namedPort("", 80), ready("10.0.0.1", "z1")),
 				service("ns", "b", servicePort("", 80)),
 				slice("ns", "b", "b-1", namedPort("", 80), ready("10.0.1.1", "z1")),
@@ -110,8 +110,8 @@ func TestLoadAssignment(t *testing.T) {
 		"drained node": {
 			backends: []dag.Backend{backend("ns", "a", 80, 1, 0)},
 			objects: []runtime.Object{
-				annotated(node("n1"), DrainAnnotation, "true"),
-				annotated(node("n2"), DrainAnnotation, "false"),
+				annotated(node("n1"), objects.DrainAnnotation, "true"),
+				annotated(node("n2"), objects.DrainAnnotation, "false"),
 				service("ns", "a", servicePort("", 80)),
 				slice("ns", "a", "a-1", namedPort("", 80),
 					onNode(ready("10.0.0.1", "z1"), "n1"), onNode(ready("10.0.0.2", "z1"), "n2"), onNode(ready("10.0.0.3", "z1"), "gone")),
