@@ -16,7 +16,6 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-
 // LoadAssignment returns the ClusterLoadAssignment of the cluster named
 // name, whose backends are spec.Backends, from the Services, EndpointSlices
 // and Nodes in snap. It is the EDS fast path's unit of work: it reads
