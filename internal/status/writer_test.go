@@ -213,14 +213,18 @@ func TestApplyPartialUpdates(t *testing.T) {
 		statusOf(ka, pa.Generation, switchyardv1.StatusValid, "valid HTTPProxy"),
 		statusOf(kb, pb.Generation, switchyardv1.StatusValid, "valid HTTPProxy"),
 	}})
+	// The metric moves after a write reaches the API server: each wait
+	// waits for both.
 	testenv.WaitFor(t, 10*time.Second, "both valid", func() bool {
-		return getProxy(t, ns, "a").Status.CurrentStatus == "valid" && getProxy(t, ns, "b").Status.CurrentStatus == "valid"
+		return getProxy(t, ns, "a").Status.CurrentStatus == "valid" && getProxy(t, ns, "b").Status.CurrentStatus == "valid" && updates(t, reg, "written") >= 2
 	})
 	before := updates(t, reg, "written") + updates(t, reg, "unchanged")
 
 	e := switchyardv1.SubCondition{Type: dag.ErrService, Reason: "ServiceNotFound", Message: "spec.routes[0].services[0]: Service x not found"}
 	w.Apply(dag.StatusUpdate{Changed: []*dag.Status{statusOf(kb, pb.Generation, switchyardv1.StatusInvalid, e.Message, e)}})
-	testenv.WaitFor(t, 10*time.Second, "b invalid", func() bool { return getProxy(t, ns, "b").Status.CurrentStatus == "invalid" })
+	testenv.WaitFor(t, 10*time.Second, "b invalid", func() bool {
+		return getProxy(t, ns, "b").Status.CurrentStatus == "invalid" && updates(t, reg, "written")+updates(t, reg, "unchanged") > before
+	})
 	if n := updates(t, reg, "written") + updates(t, reg, "unchanged") - before; n != 1 {
 		t.Fatalf("a partial update naming one object led to %v checks, want 1", n)
 	}
