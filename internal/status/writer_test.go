@@ -232,11 +232,23 @@ func TestApplyPartialUpdates(t *testing.T) {
 		t.Fatalf("a's status changed: %s", got)
 	}
 
-	// An object a build no longer reports is left as it is.
-	w.Apply(dag.StatusUpdate{Removed: []objects.Key{ka}})
-	w.Apply(dag.StatusUpdate{Changed: []*dag.Status{statusOf(kb, pb.Generation, switchyardv1.StatusValid, "valid HTTPProxy")}})
+	// An object a build no longer reports is left as it is: its status,
+	// set by someone else in the meantime, is not written over.
+	byHand := getProxy(t, ns, "a")
+	byHand.Status.CurrentStatus, byHand.Status.Description = switchyardv1.StatusOrphaned, "set by hand"
+	if err := client(t).Put().Namespace(ns).Resource("httpproxies").Name("a").SubResource("status").Body(byHand).Do(context.Background()).Into(byHand); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the cache to see a's new status", func() bool {
+		o := src.Get(ka)
+		return o != nil && o.(*switchyardv1.HTTPProxy).Status.CurrentStatus == switchyardv1.StatusOrphaned
+	})
+	w.Apply(dag.StatusUpdate{
+		Removed: []objects.Key{ka},
+		Changed: []*dag.Status{statusOf(kb, pb.Generation, switchyardv1.StatusValid, "valid HTTPProxy")},
+	})
 	testenv.WaitFor(t, 10*time.Second, "b valid again", func() bool { return getProxy(t, ns, "b").Status.CurrentStatus == "valid" })
-	if got := getProxy(t, ns, "a").Status.CurrentStatus; got != "valid" {
+	if got := getProxy(t, ns, "a").Status.CurrentStatus; got != switchyardv1.StatusOrphaned {
 		t.Fatalf("a removed object's status must be left alone, got %s", got)
 	}
 }
