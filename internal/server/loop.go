@@ -26,7 +26,7 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 			stage.Reset(time.Until(next))
 		}
 	}
-	schedule(s.next.Load().(time.Time))
+	schedule(s.next)
 	for {
 		select {
 		case <-ctx.Done():
@@ -52,7 +52,7 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 			if err := s.build(pending.take()); err != nil {
 				s.cfg.Log.Error("build failed; still serving the last good configuration", "error", err)
 			}
-			schedule(s.next.Load().(time.Time))
+			schedule(s.next)
 		}
 	}
 }
@@ -92,7 +92,7 @@ func (p *pendingChanges) take() []objects.Change {
 // build applies one batch and publishes the result.
 func (s *Server) build(changes []objects.Change) error {
 	res, err := s.pipe.Apply(changes)
-	s.next.Store(res.Next)
+	s.next = res.Next
 	if err != nil {
 		return err
 	}

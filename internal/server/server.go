@@ -72,12 +72,13 @@ type Server struct {
 	state   atomic.Pointer[admin.State]
 	ready   atomic.Bool
 	xdsAddr atomic.Pointer[net.Addr]
-	// next is when the pipeline's next stage is due (time.Time).
-	next atomic.Value
+	// next is when the pipeline's next stage is due. build sets it and
+	// loop reads it, never at once: Run builds once before it starts the
+	// loop, and every later build runs inside the loop.
+	next time.Time
 	// logged is the last status logged per object (build loop only).
 	logged   map[objects.Key]string
 	adminLis net.Listener
-	xdsLis   net.Listener
 }
 
 // New prepares a control plane; nothing listens until Run.
@@ -98,9 +99,7 @@ func New(cfg Config) *Server {
 	cfg.Pipeline.Log = cfg.Log
 	cfg.Pipeline.Metrics = pipeline.NewMetrics(cfg.Registry)
 	c := xdscache.New()
-	s := &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}}
-	s.next.Store(time.Time{})
-	return s
+	return &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}}
 }
 
 // Cache returns the resource cache, for tests and embedding.
@@ -196,7 +195,6 @@ func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server,
 	if err != nil {
 		return nil, fmt.Errorf("xDS server: %w (pick another --xds-address)", err)
 	}
-	s.xdsLis = l
 	addr := l.Addr()
 	s.xdsAddr.Store(&addr)
 	opts := append([]grpc.ServerOption{
