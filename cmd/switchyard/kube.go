@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -141,8 +139,7 @@ func newController(opts kubeOptions, cfg server.Config, rc *rest.Config, default
 		rc.QPS, rc.Burst = 50, 100
 	}
 	if cfg.Registry == nil {
-		cfg.Registry = prometheus.NewRegistry()
-		cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		cfg.Registry = server.NewRegistry()
 	}
 	src, err := k8ssource.New(k8ssource.Config{REST: rc, Namespaces: opts.watchNamespaces, Log: log})
 	if err != nil {

@@ -81,14 +81,23 @@ type Server struct {
 	adminLis net.Listener
 }
 
+// NewRegistry returns the registry New uses when Config.Registry is nil:
+// the Go runtime's and the process's metrics, ready for the control
+// plane's. A caller that adds metrics of its own (the status writer's)
+// makes it first and passes it in Config.
+func NewRegistry() *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return r
+}
+
 // New prepares a control plane; nothing listens until Run.
 func New(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
 	if cfg.Registry == nil {
-		cfg.Registry = prometheus.NewRegistry()
-		cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		cfg.Registry = NewRegistry()
 	}
 	if cfg.Holdoff <= 0 {
 		cfg.Holdoff = DefaultHoldoff
