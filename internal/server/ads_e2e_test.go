@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/status"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -18,16 +16,6 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 )
-
-func adsClient(t *testing.T, s *server.Server) envoy_service_discovery_v3.AggregatedDiscoveryServiceClient {
-	t.Helper()
-	cc, err := grpc.NewClient(s.XDSAddr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	return envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(cc)
-}
 
 var envoyNode = &envoy_config_core_v3.Node{Id: "envoy-e2e", UserAgentName: "envoy"}
 
@@ -86,16 +74,9 @@ func TestDeltaAndSotwSeeTheSame(t *testing.T) {
 
 func sotwWildcard(ctx context.Context, t *testing.T, s *server.Server, typ string) []string {
 	t.Helper()
-	st, err := adsClient(t, s).StreamAggregatedResources(ctx)
+	resp, err := sotwOnce(ctx, dialXDS(t, s.XDSAddr().String()), envoyNode, typ, 5*time.Second)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: typ}); err != nil {
-		t.Fatal(err)
-	}
-	resp, ok, err := receive(st.Recv).next(5 * time.Second)
-	if err != nil || !ok {
-		t.Fatalf("sotw %s: ok=%v err=%v", typ, ok, err)
+		t.Fatalf("sotw %s: %v", typ, err)
 	}
 	var out []string
 	for _, a := range resp.GetResources() {
@@ -107,7 +88,7 @@ func sotwWildcard(ctx context.Context, t *testing.T, s *server.Server, typ strin
 
 func deltaWildcard(ctx context.Context, t *testing.T, s *server.Server, typ string) []string {
 	t.Helper()
-	st, err := adsClient(t, s).DeltaAggregatedResources(ctx)
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(t, s.XDSAddr().String())).DeltaAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +115,7 @@ func TestNACKIsCountedAndNotResent(t *testing.T) {
 	s := controlPlane(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := adsClient(t, s).StreamAggregatedResources(ctx)
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(t, s.XDSAddr().String())).StreamAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

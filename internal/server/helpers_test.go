@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,9 +17,13 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/xds"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 // backend is a real gRPC server answering UnaryCall with its id.
@@ -135,26 +138,10 @@ func controlPlane(t *testing.T, dir string) *server.Server {
 // flags --drain-zone, --envoy-*).
 func controlPlaneWith(t *testing.T, dir string, opts translator.Options) *server.Server {
 	t.Helper()
-	cfg := server.Config{
-		XDSAddress:   "127.0.0.1:0",
-		AdminAddress: "127.0.0.1:0",
-		Holdoff:      20 * time.Millisecond,
-		MaxWait:      100 * time.Millisecond,
-		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	cfg.Pipeline.Translator = opts
-	s := server.New(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("control plane: %v", err)
-		}
-	})
-	waitFor(t, 10*time.Second, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })
-	return s
+	return startServer(t, dir, "127.0.0.1:0", func(c *server.Config) {
+		c.AdminAddress = "127.0.0.1:0"
+		c.Pipeline.Translator = opts
+	}).Server
 }
 
 // grpcClient dials target through gRPC's own xDS resolver, bootstrapped to
@@ -264,6 +251,23 @@ func metric(t *testing.T, s *server.Server, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// noNACKs fails the test if a client rejected anything the control plane
+// sent.
+func noNACKs(t *testing.T, s *server.Server) {
+	t.Helper()
+	if n := metric(t, s, `switchyard_xds_nacks_total`); n != "" {
+		t.Errorf("the gRPC client rejected something: %s", n)
+	}
+}
+
+// nodeWithGroup is a node that claims group in its metadata, with agent
+// as its user agent name ("" for none).
+func nodeWithGroup(id, group, agent string) *envoy_config_core_v3.Node {
+	return &envoy_config_core_v3.Node{Id: id, UserAgentName: agent, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
+		xdscache.GroupMetadataKey: structpb.NewStringValue(group),
+	}}}
 }
 
 // metricLines fetches the admin endpoint's /metrics, line by line.

@@ -15,7 +15,6 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdstls"
@@ -152,12 +151,6 @@ func TestSecretsGoToEnvoyOnly(t *testing.T) {
 	if got := askAllWays(t, cc, envoyNode, allSecrets, 2*time.Second); len(got) != 3*len(servedSecrets) {
 		t.Errorf("an Envoy received %v, want %v three times", got, servedSecrets)
 	}
-}
-
-func nodeWithGroup(id, group, agent string) *envoy_config_core_v3.Node {
-	return &envoy_config_core_v3.Node{Id: id, UserAgentName: agent, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-		xdscache.GroupMetadataKey: structpb.NewStringValue(group),
-	}}}
 }
 
 // askAllWays requests Secrets over ADS state of the world, ADS delta and

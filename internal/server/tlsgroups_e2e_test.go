@@ -13,20 +13,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 
-	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdstls"
 )
-
-func groupNode(g string) *envoy_config_core_v3.Node {
-	md, _ := structpb.NewStruct(map[string]any{xdscache.GroupMetadataKey: g})
-	return &envoy_config_core_v3.Node{Id: "n-" + g, Metadata: md}
-}
 
 // TestClientCertificateBoundsGroups: over mutual TLS, the client
 // certificate decides which groups a node may claim, so that only clients
@@ -62,13 +55,13 @@ func TestClientCertificateBoundsGroups(t *testing.T) {
 	envoyConn, dnsConn := dial(pki.ClientCert, pki.ClientKey), dial(dnsCert, dnsKey)
 	ctx := context.Background()
 
-	if resp, err := sotwOnce(ctx, envoyConn, groupNode("envoy"), resource.ClusterType, 5*time.Second); err != nil || len(resp.GetResources()) == 0 {
+	if resp, err := sotwOnce(ctx, envoyConn, nodeWithGroup("n-envoy", "envoy", ""), resource.ClusterType, 5*time.Second); err != nil || len(resp.GetResources()) == 0 {
 		t.Fatalf("a certificate allowing every group may act as Envoy: %v", err)
 	}
-	if resp, err := sotwOnce(ctx, dnsConn, groupNode("dns"), resource.ClusterType, 5*time.Second); err != nil || len(resp.GetResources()) == 0 {
+	if resp, err := sotwOnce(ctx, dnsConn, nodeWithGroup("n-dns", "dns", ""), resource.ClusterType, 5*time.Second); err != nil || len(resp.GetResources()) == 0 {
 		t.Fatalf("a dns certificate may act as a DNS balancer: %v", err)
 	}
-	_, err = sotwOnce(ctx, dnsConn, groupNode("envoy"), resource.SecretType, 5*time.Second, "infra/shop-example-tls")
+	_, err = sotwOnce(ctx, dnsConn, nodeWithGroup("n-envoy", "envoy", ""), resource.SecretType, 5*time.Second, "infra/shop-example-tls")
 	if status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("a dns certificate claiming the envoy group: %v, want PermissionDenied", err)
 	}
@@ -78,14 +71,14 @@ func TestClientCertificateBoundsGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: groupNode("dns"), TypeUrl: resource.ClusterType}); err != nil {
+	if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: nodeWithGroup("n-dns", "dns", ""), TypeUrl: resource.ClusterType}); err != nil {
 		t.Fatal(err)
 	}
 	first, err := st.Recv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: groupNode("envoy"), TypeUrl: resource.ClusterType, ResponseNonce: first.GetNonce(), VersionInfo: first.GetVersionInfo()})
+	_ = st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: nodeWithGroup("n-envoy", "envoy", ""), TypeUrl: resource.ClusterType, ResponseNonce: first.GetNonce(), VersionInfo: first.GetVersionInfo()})
 	for {
 		if _, err := st.Recv(); err != nil {
 			if status.Code(err) != codes.PermissionDenied {
