@@ -1,13 +1,13 @@
 package translator_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/golden"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
@@ -23,12 +23,12 @@ func TestSharedShapes(t *testing.T) {
 	for _, input := range dirs {
 		dir := filepath.Dir(input)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			b, err := os.ReadFile(input)
+			c, err := golden.Load(dir, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap, _, _ := loadInput(t, b)
-			d := dag.Build(snap, loadCaseOptions(t, dir)).DAG
+			snap := c.Snapshot
+			d := dag.Build(snap, c.DAG).DAG
 			for _, c := range d.Clusters {
 				envoy := translator.Cluster(c, opts)
 				if got, want := translator.GRPCClusterOf(envoy, c, opts), translator.GRPCCluster(c, opts); !proto.Equal(got, want) {
