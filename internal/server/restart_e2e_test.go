@@ -191,19 +191,22 @@ func TestRestart(t *testing.T) {
 	if got := freshVersion(t, addr); got != freshBefore {
 		t.Errorf("a fresh client gets version %s after the restart, %s before", got, freshBefore)
 	}
-	time.Sleep(time.Second) // time to re-send, were anything to be re-sent
-	if evs := sotw.eventsSince(sotwConn); len(evs) > 0 {
-		t.Errorf("the state-of-the-world client was sent %+v after the restart, holding %s", evs, before)
-	}
-	if evs := delta.eventsSince(deltaConn); len(evs) != 1 || evs[0].resources != 0 || evs[0].removed != 0 {
-		t.Errorf("the delta client's responses after the restart: %+v, want one with no resources", evs)
+	waitFor(t, 30*time.Second, "the delta client's first response after the restart", func() bool {
+		return len(delta.eventsSince(deltaConn)) > 0
+	})
+	if evs := delta.eventsSince(deltaConn); evs[0].resources != 0 || evs[0].removed != 0 {
+		t.Errorf("the delta client's responses after the restart: %+v, want the first with no resources", evs)
 	}
 
 	held := delta.heldVersions()
 	writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", map[string]int{"a": 1}))
-	waitFor(t, 10*time.Second, "the change to reach the reconnected clients", func() bool {
+	waitFor(t, 30*time.Second, "the change to reach the reconnected clients", func() bool {
 		return len(sotw.eventsSince(sotwConn)) > 0 && delta.heldVersions() != held
 	})
+	// Anything re-sent on reconnecting would have come before the change.
+	if evs := sotw.eventsSince(sotwConn); evs[0].version == before {
+		t.Errorf("the state-of-the-world client was sent %+v after the restart, holding %s", evs, before)
+	}
 	waitFor(t, 20*time.Second, "the gRPC client to route to a only", func() bool {
 		id, err := call(context.Background(), grpcC)
 		return err == nil && (id == "a1" || id == "a2")

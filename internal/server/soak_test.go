@@ -21,9 +21,10 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
-// The soak: SOAK_STREAMS ADS streams (500) on loopback while objects and
-// endpoints churn for SOAK_SECONDS (60). It runs only when
-// SWITCHYARD_SOAK is set (`make soak`), and checks that every client ends
+// The soak: SOAK_STREAMS ADS streams on loopback while objects and
+// endpoints churn for SOAK_SECONDS. By default it is the short one `make
+// test` runs (50 streams, 3 seconds); `make soak` runs the long one (500
+// streams, 60 seconds) with the same code. It checks that every client ends
 // on the final content, that clients which never read delay nobody, that
 // goroutines return to their baseline once the clients leave, and that the
 // heap does not grow under churn. It logs its figures.
