@@ -9,7 +9,7 @@ TOOLS := $(GO) -C internal/tools tool
 export SWITCHYARD_TESTBIN ?= $(HOME)/.cache/switchyard/testbin/k8s-1.37.2
 LINT_BIN := $(HOME)/.cache/switchyard/bin/golangci-lint-v2.15.0
 
-.PHONY: all build generate check-generated fmt-check vet lint test unit testbin clean
+.PHONY: all build generate check-generated fmt-check vet lint test unit unit-vtproto testbin clean
 
 all: build
 
@@ -52,12 +52,21 @@ lint: $(LINT_BIN)
 testbin:
 	internal/tools/testbin/build.sh
 
-## unit: the Go tests, with the race detector.
+## unit: the Go tests, with the race detector; TestSoak among them, in its
+## short form (see soak below).
 unit: testbin
 	$(GO) test -race -count=1 ./...
 
+## unit-vtproto: the packages whose results are encoded bytes (versions,
+## the engine's byte-for-byte comparisons, staging), again with the encoder
+## the shipped binary uses: plain `go test` encodes with reflection instead.
+## Without the race detector, which unit already ran on the same code.
+VTPROTO_PKGS := ./internal/xdscache/... ./internal/incremental/... ./internal/pipeline/...
+unit-vtproto:
+	$(GO) test -tags $(BUILD_TAGS) -count=1 $(VTPROTO_PKGS)
+
 ## test: everything CI checks.
-test: check-generated fmt-check vet lint unit fuzz-short
+test: check-generated fmt-check vet lint unit unit-vtproto fuzz-short
 
 clean:
 	$(GO) clean -testcache
@@ -110,13 +119,14 @@ fuzz:
 fuzz-short:
 	$(call run-fuzz-parallel,$(FUZZ_SHORT_TIME))
 
-## soak: the bounded soak, not part of test: SOAK_STREAMS ADS streams (500)
+## soak: the long soak, not part of test: SOAK_STREAMS ADS streams (500)
 ## on loopback while objects and endpoints churn for SOAK_SECONDS (60); it
-## prints its figures (convergence, goroutines, heap).
+## prints its figures (convergence, goroutines, heap). `make test` runs the
+## same TestSoak with its defaults, 50 streams for 3 seconds.
 SOAK_STREAMS ?= 500
 SOAK_SECONDS ?= 60
 soak:
-	SWITCHYARD_SOAK=1 SOAK_STREAMS=$(SOAK_STREAMS) SOAK_SECONDS=$(SOAK_SECONDS) $(GO) test ./internal/server -run '^TestSoak$$' -count=1 -v -timeout 15m
+	SOAK_STREAMS=$(SOAK_STREAMS) SOAK_SECONDS=$(SOAK_SECONDS) $(GO) test ./internal/server -run '^TestSoak$$' -count=1 -v -timeout 15m
 
 .PHONY: bench
 
