@@ -15,7 +15,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-// maxClusterNameLen bounds cluster names (DESIGN.md decision 1); the hash
+// maxClusterNameLen bounds cluster names (site/architecture.md, decision 1); the hash
 // takes 17 characters, the readable prefix the rest.
 const maxClusterNameLen = 60
 

@@ -195,7 +195,7 @@ type QueryParamMatch struct {
 // Forward sends requests to backends.
 type Forward struct {
 	// Cluster is set when all services merge into one cluster whose
-	// localities carry the weights (DESIGN.md decision 2).
+	// localities carry the weights (site/architecture.md, decision 2).
 	Cluster *Cluster
 	// Weighted is set instead when some service needs per-service route
 	// state (its own header policies): one cluster per service, split by

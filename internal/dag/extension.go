@@ -44,7 +44,7 @@ func BuildExtensionServices(snap *objects.Snapshot) Extensions {
 }
 
 // BuildExtension turns one ExtensionService into a cluster whose weighted
-// localities split the calls between its targets (DESIGN.md decision 2).
+// localities split the calls between its targets (site/architecture.md, decision 2).
 func BuildExtension(snap *objects.Snapshot, ext *switchyardv1alpha1.ExtensionService) *ExtensionResult {
 	nn := types.NamespacedName{Namespace: ext.Namespace, Name: ext.Name}
 	deps := newDepSet()

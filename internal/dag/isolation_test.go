@@ -24,7 +24,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 )
 
-// TestIsolation is DESIGN.md decision 6 as a property: for generated valid
+// TestIsolation is decision 6 of site/architecture.md as a property: for generated valid
 // sets of objects, adding any case of the bad-input catalogue (with a newer
 // creation time, as a newly applied object has) leaves the output of every
 // object already there byte-identical — every status, and every xDS

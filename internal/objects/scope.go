@@ -11,7 +11,7 @@ import (
 // before the change is applied: an EndpointSlice counts for the Service it
 // belonged to as well as the one it now names, so that a slice moving
 // between Services updates both. It is what decides how much an endpoint
-// change recomputes (DESIGN.md decision 4).
+// change recomputes (site/architecture.md, decision 4).
 func (s *Snapshot) EndpointScope(c Change, services map[types.NamespacedName]bool) (all bool) {
 	switch c.Key.Kind {
 	case KindEndpointSlice:

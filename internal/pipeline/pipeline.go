@@ -4,7 +4,7 @@
 // result make-before-break (staging.go) and hands the cache what changed,
 // which pushes it.
 //
-// An endpoint change is not a rebuild (DESIGN.md decision 4): the DAG does
+// An endpoint change is not a rebuild (site/architecture.md, decision 4): the DAG does
 // not read EndpointSlices, so a batch of EndpointSlice and Node changes
 // recomputes only the load assignments of the Services concerned.
 //

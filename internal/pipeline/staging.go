@@ -12,7 +12,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
-// Make-before-break. Cluster names are content hashes (DESIGN.md decision
+// Make-before-break. Cluster names are content hashes (site/architecture.md, decision
 // 1), so changing a route's weights or services switches it to a cluster
 // its clients do not use yet. Pushing that route at once races the
 // client's setup of the cluster: Envoy answers 503 while the cluster warms,

@@ -29,7 +29,7 @@ const (
 //
 // Endpoints always come over EDS, with the cluster's own name as the
 // service name, so that an endpoint change pushes one ClusterLoadAssignment
-// and never the cluster (DESIGN.md decision 4). locality_weighted_lb_config
+// and never the cluster (site/architecture.md, decision 4). locality_weighted_lb_config
 // is always set: the services of a route are localities of one cluster and
 // their weights are locality weights, which Envoy ignores without it
 // (decision 2).

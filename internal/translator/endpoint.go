@@ -20,7 +20,7 @@ import (
 // name, whose backends are spec.Backends, from the Services, EndpointSlices
 // and Nodes in snap. It is the EDS fast path's unit of work: it reads
 // nothing but the backends' Services, their slices and the endpoints'
-// Nodes (DESIGN.md decision 4).
+// Nodes (site/architecture.md, decision 4).
 //
 // Each backend becomes one LocalityLbEndpoints per zone it has endpoints in,
 // with locality {zone, sub_zone: "namespace/service"} and the backend's

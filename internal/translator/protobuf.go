@@ -16,7 +16,7 @@ import (
 // It marshals deterministically: anypb.New does not, and an Any that holds a
 // map (ext_authz context extensions, typed_per_filter_config) would otherwise
 // get different bytes on every run, and with them a new resource version
-// (DESIGN.md decisions 5 and 7).
+// (site/architecture.md, decisions 5 and 7).
 //
 // Marshalling the messages built here can fail only on a string field that
 // is not valid UTF-8. Every string in the DAG was decoded from JSON or YAML,

@@ -43,7 +43,7 @@ func routeAction(r *dag.Route) *envoy_config_route_v3.RouteAction {
 }
 
 // weightedClusters splits a route between per-service clusters. The DAG
-// only does this when a service has its own header policy (DESIGN.md
+// only does this when a service has its own header policy (site/architecture.md,
 // decision 2); otherwise the services share one cluster and the split
 // happens in its locality weights.
 func weightedClusters(ws []dag.WeightedCluster) *envoy_config_route_v3.WeightedCluster {

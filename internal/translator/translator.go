@@ -2,7 +2,7 @@
 //
 // Every function here is pure: the output depends only on the arguments, no
 // goroutines, clocks, package-level state or I/O are involved, and the same
-// input always yields the same bytes (DESIGN.md decision 7). That is what
+// input always yields the same bytes (site/architecture.md, decision 7). That is what
 // lets xdscache derive resource versions from content (decision 5) and lets
 // the incremental engine call one builder at a time — one route
 // configuration, one cluster, one ClusterLoadAssignment — instead of
@@ -168,7 +168,7 @@ func byName[T named](a, b T) int { return cmp.Compare(a.GetName(), b.GetName()) 
 // already seen. The DAG never produces duplicates, but one slipping through
 // would make two scopes share a key, and Envoy rejects the whole SRDS update
 // on a scope-key conflict — taking down every plain-HTTP host instead of one
-// (DESIGN.md decision 6).
+// (site/architecture.md, decision 6).
 func uniqueVirtualHosts(in []*dag.VirtualHost) []*dag.VirtualHost {
 	seen := make(map[string]bool, len(in))
 	out := make([]*dag.VirtualHost, 0, len(in))

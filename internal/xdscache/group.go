@@ -8,7 +8,7 @@ import (
 )
 
 // Group is a consumer group: the kind of client a node is, which decides
-// the shape of the resources it receives (DESIGN.md decision 3).
+// the shape of the resources it receives (site/architecture.md, decision 3).
 type Group string
 
 // The consumer groups.

@@ -7,7 +7,7 @@
 // It exists for the translator's golden test and for the tests that
 // cannot enumerate their inputs — the fuzz targets, the isolation
 // property, the soak — so that each of them asserts the same thing
-// DESIGN.md decision 6 promises: the control plane never pushes a resource
+// decision 6 of site/architecture.md promises: the control plane never pushes a resource
 // a client would reject.
 package xdscheck
 
