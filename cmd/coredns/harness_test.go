@@ -323,7 +323,7 @@ func (c *client) txt(t testing.TB, name string) string {
 func waitApplied(t testing.TB, c *client, cp controlPlane, zone string) time.Duration {
 	t.Helper()
 	want := " eds_version=" + cp.edsVersion()
-	return xdstest.Eventually(t, 5*time.Second, "update applied", func() (bool, string) {
+	return xdstest.Eventually(t, 30*time.Second, "update applied", func() (bool, string) {
 		txt := c.txt(t, zone)
 		return strings.Contains(txt, want), txt
 	})

@@ -113,7 +113,7 @@ func steerServe(t *testing.T, cp *serveControlPlane, c *client, name string, tow
 	before := cp.versions()
 	start := time.Now()
 	edit()
-	deadline := start.Add(10 * time.Second)
+	deadline := start.Add(30 * time.Second)
 	for tm.served == 0 || tm.applied == 0 || (len(toward) > 0 && tm.answered == 0) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 10s: %s (0 = not yet); serve versions %s, plugin %q", tm, cp.versions(), c.txt(t, zone))

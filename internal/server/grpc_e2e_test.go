@@ -177,7 +177,7 @@ func TestGRPCEditLatency(t *testing.T) {
 		}
 		start := time.Now()
 		writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", to))
-		waitFor(t, 5*time.Second, "the edit to reach the client", func() bool { return !loop.firstSeen(want).IsZero() })
+		waitFor(t, 30*time.Second, "the edit to reach the client", func() bool { return !loop.firstSeen(want).IsZero() })
 		if d := loop.firstSeen(want).Sub(start); d > worst {
 			worst = d
 		}

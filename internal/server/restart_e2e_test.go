@@ -177,7 +177,7 @@ func TestRestart(t *testing.T) {
 	delta := startReconnecting(t, addr, resource.ClusterType, true)
 	grpcC := grpcClient(t, first.Server, "app.example.com")
 	warmUp(t, grpcC, ids...)
-	waitFor(t, 5*time.Second, "both raw clients to hold the clusters", func() bool {
+	waitFor(t, 30*time.Second, "both raw clients to hold the clusters", func() bool {
 		return len(sotw.eventsSince(1)) > 0 && len(delta.eventsSince(1)) > 0
 	})
 	before := sotw.eventsSince(1)[0].version

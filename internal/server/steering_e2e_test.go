@@ -165,7 +165,7 @@ func checkGauges(t *testing.T, s *server.Server, want ...string) {
 	t.Helper()
 	want = slices.Sorted(slices.Values(want))
 	var got []string
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got = endpointGauges(t, s, "shop/primary/80+1/")
 		slices.Sort(got)

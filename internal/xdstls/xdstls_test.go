@@ -1,6 +1,7 @@
 package xdstls
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -125,7 +127,8 @@ func TestMutualTLS(t *testing.T) {
 // use it without a restart, and clients of the old CA are turned away.
 func TestReload(t *testing.T) {
 	dir, _ := writePKI(t)
-	srv, err := ServerConfig(files(dir, "server"), quiet)
+	logs := &lockedBuffer{}
+	srv, err := ServerConfig(files(dir, "server"), slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func TestReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for dial(addr, newClient) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the server never picked up the new files")
@@ -173,10 +176,40 @@ func TestReload(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "server.key"), []byte("half a key"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(reloadCheckInterval + 100*time.Millisecond)
+	// Handshakes drive the reloads: dial until the server has read the
+	// broken files, every dial meanwhile and after succeeding.
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "cannot be loaded") {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never read the broken files")
+		}
+		if err := dial(addr, newClient); err != nil {
+			t.Fatalf("a broken key file took the server down: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err := dial(addr, newClient); err != nil {
 		t.Errorf("a broken key file took the server down: %v", err)
 	}
+}
+
+// lockedBuffer is a log destination safe for the server's handshakes and
+// the test to share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestFilesCheck(t *testing.T) {
