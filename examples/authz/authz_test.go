@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,13 +45,19 @@ func writeTokens(t *testing.T, content string) string {
 // over real gRPC.
 func startServer(t *testing.T, cfg config, creds credentials.TransportCredentials) envoy_service_auth_v3.AuthorizationClient {
 	t.Helper()
+	return startLogging(t, cfg, creds, io.Discard)
+}
+
+// startLogging is startServer with the server's log written to logs.
+func startLogging(t *testing.T, cfg config, creds credentials.TransportCredentials, logs io.Writer) envoy_service_auth_v3.AuthorizationClient {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, lis, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	go func() { done <- serve(ctx, lis, cfg, slog.New(slog.NewTextHandler(logs, nil))) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -280,7 +288,8 @@ func TestCheckSeesBody(t *testing.T) {
 // last good ones.
 func TestTokensReloadedWhileServing(t *testing.T) {
 	path := writeTokens(t, "old-token old\n")
-	c := startServer(t, config{tokens: path, reload: 10 * time.Millisecond}, nil)
+	logs := &lockedBuffer{}
+	c := startLogging(t, config{tokens: path, reload: 10 * time.Millisecond}, nil, logs)
 	status := func(token string) int {
 		return outcomeOf(t, check(t, c, request{headers: map[string]string{"authorization": "Bearer " + token}})).status
 	}
@@ -299,7 +308,13 @@ func TestTokensReloadedWhileServing(t *testing.T) {
 		t.Fatalf("old-token: %d after the change, want 403", got)
 	}
 	replaceFile(t, path, "too many fields here\n")
-	time.Sleep(100 * time.Millisecond) // ten reload intervals
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "keeping the previous tokens") {
+		if time.Now().After(deadline) {
+			t.Fatal("the broken tokens file was never read")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if got := status("new-token"); got != 200 {
 		t.Fatalf("new-token: %d after a broken file, want the last good tokens kept", got)
 	}
@@ -377,4 +392,23 @@ func TestParseFlags(t *testing.T) {
 	if want := []HeaderRule{{Name: "x-api-key", Value: "a=b"}}; len(cfg.headers) != 1 || cfg.headers[0] != want[0] {
 		t.Errorf("headers = %+v, want %+v (name lowercased, value kept whole)", cfg.headers, want)
 	}
+}
+
+// lockedBuffer is a log destination safe for the server and the test to
+// share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
