@@ -116,7 +116,7 @@ func steerServe(t *testing.T, cp *serveControlPlane, c *client, name string, tow
 	deadline := start.Add(30 * time.Second)
 	for tm.served == 0 || tm.applied == 0 || (len(toward) > 0 && tm.answered == 0) {
 		if time.Now().After(deadline) {
-			t.Fatalf("after 10s: %s (0 = not yet); serve versions %s, plugin %q", tm, cp.versions(), c.txt(t, zone))
+			t.Fatalf("after 30s: %s (0 = not yet); serve versions %s, plugin %q", tm, cp.versions(), c.txt(t, zone))
 		}
 		if tm.served == 0 && cp.versions() != before {
 			tm.served = time.Since(start)
