@@ -30,7 +30,8 @@ import (
 // encode to the bytes the one-shot translation encodes to; in between,
 // each group must pass xdscheck.Check, and the deltas the engine returns
 // must add up to what it holds. With every object deleted, the engine
-// holds what it holds for an empty snapshot.
+// holds what it holds for an empty snapshot: Envoy's plain-HTTP listener,
+// which is always there, and nothing else.
 func TestGoldenThroughEngine(t *testing.T) {
 	cases, _, err := golden.Dirs(filepath.Join("..", "translator", "testdata"))
 	if err != nil {
