@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -142,8 +143,9 @@ func (c *Case) Path(group string) string { return filepath.Join(c.Dir, group+".y
 // Document prints one group's output as its golden file holds it: the
 // header, then the output with the case's source problems.
 func (c *Case) Document(out *render.Output) ([]byte, error) {
-	out.SourceProblems = append(out.SourceProblems, c.Problems...)
-	b, err := out.Encode("yaml")
+	doc := *out
+	doc.SourceProblems = append(slices.Clip(out.SourceProblems), c.Problems...)
+	b, err := doc.Encode("yaml")
 	if err != nil {
 		return nil, err
 	}
