@@ -7,8 +7,11 @@
 // and emitting the object-level difference as objects.Changes.
 //
 // The directory is treated like an API server that validates strictly: a
-// document that is not valid YAML, names an unknown field or has a field of
-// the wrong type is left out and reported as a Problem with its file and
+// document that is not valid YAML, names an unknown field, has a field of
+// the wrong type, or holds an object a kube-apiserver would refuse (an
+// EndpointSlice address that is not of its addressType, a port outside
+// 1-65535, a kubernetes.io/tls Secret without tls.key, a name that is not a
+// DNS subdomain) is left out and reported as a Problem with its file and
 // line, and every other object still loads. Kinds Switchyard does not read
 // (a Deployment, a ConfigMap) are reported as warnings and skipped, so a
 // directory shared with other tools works.
