@@ -22,6 +22,13 @@
 // depend on the order in which files were read, so Load and a Watcher that
 // saw the same files in any order agree.
 //
+// A Watcher stamps every object with the time it first saw it as its
+// creationTimestamp, replacing any the file sets, as an API server does on
+// create: host names go to the oldest claim, and in `serve` the oldest claim
+// is the one seen first, so a file added later cannot take a host name over.
+// Load, for `render`, has no history and leaves creationTimestamp as the
+// file sets it.
+//
 // Objects handed out by this package (in a Snapshot or in Changes) are never
 // modified afterwards and must not be modified by the receiver.
 package dirsource

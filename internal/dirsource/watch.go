@@ -49,6 +49,7 @@ const eventBuffer = 1024
 // complete file; writing a temporary file and renaming it over avoids that.
 type Watcher struct {
 	tree      *tree
+	stamps    *stamper
 	initial   Batch
 	started   atomic.Bool
 	pollEvery time.Duration // how often to look for a vanished root
@@ -68,14 +69,22 @@ func NewWatcher(root string, opts ...Option) (*Watcher, error) {
 	}
 	t := newTree(root, newOptions(opts))
 	t.sync(".", nil)
-	w := &Watcher{tree: t, pollEvery: time.Second}
-	w.initial = Batch{Changes: t.changes(), Problems: t.problems()}
+	return newWatcher(t, time.Now), nil
+}
+
+// newWatcher follows t, which has been read, stamping objects with the
+// times now returns.
+func newWatcher(t *tree, now func() time.Time) *Watcher {
+	w := &Watcher{tree: t, stamps: newStamper(now), pollEvery: time.Second}
+	w.initial = Batch{Changes: w.stamps.stamp(t.changes()), Problems: t.problems()}
 	w.emitted = w.initial.Problems
-	return w, nil
+	return w
 }
 
 // Initial returns the load done by NewWatcher: an upsert for every object,
-// and the problems found.
+// and the problems found. Every object carries the time the Watcher first
+// saw it as its creationTimestamp (see stamper): the same time for all of
+// them here, later times for objects that appear later.
 func (w *Watcher) Initial() Batch {
 	return Batch{Changes: slices.Clone(w.initial.Changes), Problems: slices.Clone(w.initial.Problems)}
 }
@@ -287,7 +296,7 @@ func (w *Watcher) watch(rel string) {
 
 // flush emits what changed since the last batch, if anything did.
 func (w *Watcher) flush(emit func(Batch)) {
-	changes := w.tree.changes()
+	changes := w.stamps.stamp(w.tree.changes())
 	problems := w.tree.problems()
 	if len(changes) == 0 && slices.Equal(problems, w.emitted) {
 		return
