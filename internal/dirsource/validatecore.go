@@ -211,7 +211,10 @@ func validateAddress(path *field.Path, at discoveryv1.AddressType, a string) fie
 		if errs := validation.IsValidIP(path, a); len(errs) > 0 {
 			return errs
 		}
-		ip := netip.MustParseAddr(a) // IsValidIP accepted it
+		ip, err := netip.ParseAddr(a)
+		if err != nil {
+			return field.ErrorList{field.Invalid(path, a, err.Error())}
+		}
 		if ip.Is4() != (at == discoveryv1.AddressTypeIPv4) {
 			return field.ErrorList{field.Invalid(path, a, "must be an "+string(at)+" address, as addressType says")}
 		}
