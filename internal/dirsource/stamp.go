@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
@@ -15,8 +16,8 @@ import (
 // and that must not make it a newcomer.
 const renameGrace = 2 * time.Second
 
-// stamper gives every object a Watcher hands out the time it was first
-// seen as its creationTimestamp, the way an API server stamps an object
+// stamper sets the creationTimestamp of every object a Watcher hands out to
+// the time the object was first seen, the way an API server stamps an object
 // when it is created, so that the DAG's rule for competing claims on a host
 // name (the oldest claim wins) means in a directory what it means in a
 // cluster: a file added later can never take a host name from a proxy
@@ -29,13 +30,15 @@ const renameGrace = 2 * time.Second
 // and forgotten renameGrace after the object is gone.
 //
 // Everything read by NewWatcher gets the same stamp, so that among the
-// objects there at start namespace and name decide, as in `render`. Later
+// objects there at start namespace and name decide, as in `render` when
+// the files set no creationTimestamp. Later
 // batches get later stamps, whole seconds apart: a creationTimestamp is
 // written with a precision of seconds, and two batches must still compare
 // in the order they were seen after a round trip through JSON.
 type stamper struct {
 	now   func() time.Time
-	last  time.Time
+	at    time.Time // when the current batch began
+	last  time.Time // the stamp of the latest batch that saw a new object
 	seen  map[objects.Key]metav1.Time
 	gone  map[objects.Key]tombstone
 	fresh bool // last was handed out in the current batch
@@ -51,53 +54,56 @@ func newStamper(now func() time.Time) *stamper {
 	return &stamper{now: now, seen: map[objects.Key]metav1.Time{}, gone: map[objects.Key]tombstone{}}
 }
 
-// stamp returns the changes of one batch with every upserted object
-// replaced by a copy carrying its stamp. Objects in changes are not
-// modified.
-func (s *stamper) stamp(changes []objects.Change) []objects.Change {
-	now := s.now()
+// begin starts a batch: stamps handed out from here to the next begin are
+// the same, and tombstones older than renameGrace are dropped.
+func (s *stamper) begin() {
+	s.at = s.now()
 	for k, g := range s.gone {
-		if now.Sub(g.at) > renameGrace {
+		if s.at.Sub(g.at) > renameGrace {
 			delete(s.gone, k)
 		}
 	}
 	s.fresh = false
-	out := make([]objects.Change, len(changes))
-	for i, c := range changes {
-		if c.Object == nil {
-			if st, ok := s.seen[c.Key]; ok {
-				s.gone[c.Key] = tombstone{stamp: st, at: now}
-				delete(s.seen, c.Key)
-			}
-			out[i] = c
-			continue
-		}
-		st, ok := s.seen[c.Key]
-		if !ok {
-			st = s.revive(c.Key, now)
-			s.seen[c.Key] = st
-		}
-		obj := c.Object.DeepCopyObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			out[i] = c // every kind read has metadata; keep it as it is
-			continue
-		}
-		m.SetCreationTimestamp(st)
-		out[i] = objects.Change{Key: c.Key, Object: obj}
+}
+
+// set gives obj, the definition of k that the tree is about to compare
+// and perhaps hand out, the stamp of k. It writes to obj only when the
+// stamp differs, which is never the case for an object already handed out:
+// that one got the stamp of k then, and the stamp of k does not change
+// while k exists. So an object is modified only before anyone else sees
+// it, and a stamped object compares equal to its unchanged re-read.
+func (s *stamper) set(k objects.Key, obj runtime.Object) {
+	st, ok := s.seen[k]
+	if !ok {
+		st = s.revive(k)
+		s.seen[k] = st
 	}
-	return out
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return // every kind read has metadata
+	}
+	if old := m.GetCreationTimestamp(); !old.Equal(&st) {
+		m.SetCreationTimestamp(st)
+	}
+}
+
+// forget notes that k is gone, keeping its stamp for renameGrace.
+func (s *stamper) forget(k objects.Key) {
+	if st, ok := s.seen[k]; ok {
+		s.gone[k] = tombstone{stamp: st, at: s.at}
+		delete(s.seen, k)
+	}
 }
 
 // revive returns the stamp of an object that disappeared moments ago, or
 // the stamp of this batch for one that is new.
-func (s *stamper) revive(k objects.Key, now time.Time) metav1.Time {
+func (s *stamper) revive(k objects.Key) metav1.Time {
 	if g, ok := s.gone[k]; ok {
 		delete(s.gone, k)
 		return g.stamp
 	}
 	if !s.fresh {
-		next := now.Truncate(time.Second)
+		next := s.at.Truncate(time.Second)
 		if !s.last.IsZero() && !next.After(s.last) {
 			next = s.last.Add(time.Second)
 		}

@@ -49,7 +49,6 @@ const eventBuffer = 1024
 // complete file; writing a temporary file and renaming it over avoids that.
 type Watcher struct {
 	tree      *tree
-	stamps    *stamper
 	initial   Batch
 	started   atomic.Bool
 	pollEvery time.Duration // how often to look for a vanished root
@@ -75,8 +74,9 @@ func NewWatcher(root string, opts ...Option) (*Watcher, error) {
 // newWatcher follows t, which has been read, stamping objects with the
 // times now returns.
 func newWatcher(t *tree, now func() time.Time) *Watcher {
-	w := &Watcher{tree: t, stamps: newStamper(now), pollEvery: time.Second}
-	w.initial = Batch{Changes: w.stamps.stamp(t.changes()), Problems: t.problems()}
+	t.stamps = newStamper(now)
+	w := &Watcher{tree: t, pollEvery: time.Second}
+	w.initial = Batch{Changes: t.changes(), Problems: t.problems()}
 	w.emitted = w.initial.Problems
 	return w
 }
@@ -296,7 +296,7 @@ func (w *Watcher) watch(rel string) {
 
 // flush emits what changed since the last batch, if anything did.
 func (w *Watcher) flush(emit func(Batch)) {
-	changes := w.stamps.stamp(w.tree.changes())
+	changes := w.tree.changes()
 	problems := w.tree.problems()
 	if len(changes) == 0 && slices.Equal(problems, w.emitted) {
 		return
