@@ -1,6 +1,7 @@
 package dirsource
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -96,8 +97,18 @@ func validateService(s *corev1.Service) field.ErrorList {
 		errs = append(errs, validation.IsValidIP(spec.Child("clusterIP"), ip)...)
 	}
 	names := map[string]bool{}
+	type portProto struct {
+		port  int32
+		proto corev1.Protocol
+	}
+	ports := map[portProto]bool{}
 	for i, p := range s.Spec.Ports {
 		path := spec.Child("ports").Index(i)
+		pp := portProto{p.Port, cmp.Or(p.Protocol, corev1.ProtocolTCP)}
+		if ports[pp] {
+			errs = append(errs, field.Duplicate(path, fmt.Sprintf("%d/%s", pp.port, pp.proto)))
+		}
+		ports[pp] = true
 		switch {
 		case p.Name == "" && len(s.Spec.Ports) > 1:
 			errs = append(errs, field.Required(path.Child("name"), "every port of a Service with several ports needs a name"))

@@ -102,6 +102,8 @@ func TestValidateCoreKinds(t *testing.T) {
 			svc + `spec.ports[1].name: Required value: every port of a Service with several ports needs a name`},
 		{"service port names repeated", service(`{ports: [{name: http, port: 80}, {name: http, port: 81}]}`),
 			svc + `spec.ports[1].name: Duplicate value: "http"`},
+		{"service port twice", service(`{ports: [{name: a, port: 80}, {name: b, port: 80, protocol: TCP}]}`),
+			svc + `spec.ports[1]: Duplicate value: "80/TCP"`},
 		{"service port protocol", service(`{ports: [{port: 80, protocol: tcp}]}`),
 			svc + `spec.ports[0].protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"`},
 		{"service type", service(`{type: Magic, ports: [{port: 80}]}`),
