@@ -29,6 +29,9 @@ const renameGrace = 2 * time.Second
 // exists, across edits and across moves of its definition between files,
 // and forgotten renameGrace after the object is gone.
 //
+// The history is the Watcher's own: a new Watcher (serve restarted) stamps
+// everything it reads with its start time again.
+//
 // Everything read by NewWatcher gets the same stamp, so that among the
 // objects there at start namespace and name decide, as in `render` when
 // the files set no creationTimestamp. Later
