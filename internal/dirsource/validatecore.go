@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -156,7 +157,7 @@ func validateAppProtocol(path *field.Path, p *string) field.ErrorList {
 	if p == nil {
 		return nil
 	}
-	return invalid(path, *p, validation.IsQualifiedName(*p))
+	return invalid(path, *p, content.IsLabelKey(*p))
 }
 
 func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
@@ -182,7 +183,7 @@ func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
 			errs = append(errs, invalid(path.Child("nodeName"), *ep.NodeName, apivalidation.NameIsDNSSubdomain(*ep.NodeName, false))...)
 		}
 		if ep.Zone != nil {
-			errs = append(errs, invalid(path.Child("zone"), *ep.Zone, validation.IsValidLabelValue(*ep.Zone))...)
+			errs = append(errs, invalid(path.Child("zone"), *ep.Zone, content.IsLabelValue(*ep.Zone))...)
 		}
 	}
 	names := map[string]bool{}
