@@ -2,6 +2,7 @@ package etcdsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -109,6 +110,9 @@ func (s *Source) probe(ctx context.Context) {
 		cancel()
 		if ctx.Err() != nil {
 			return
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %v", s.cfg.ProbeTimeout)
 		}
 		s.setReachable(err)
 	}

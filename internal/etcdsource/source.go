@@ -242,7 +242,9 @@ func (s *Source) decode(k string, value []byte) (dirsource.Object, *dirsource.Pr
 // difference emitted, so nothing is lost either way.
 func (s *Source) Run(ctx context.Context, emit func([]objects.Change)) error {
 	go s.probe(ctx)
+	pause := minPause
 	for ctx.Err() == nil {
+		from := s.rev
 		err := s.watch(ctx, emit)
 		if ctx.Err() != nil {
 			break
@@ -253,14 +255,31 @@ func (s *Source) Run(ctx context.Context, emit func([]objects.Change)) error {
 			continue
 		}
 		s.cfg.Metrics.watchRestarted()
-		s.log.Info("etcd watch ended; watching again from the last revision seen", "revision", s.rev, "err", err)
+		// A watch that delivered something was healthy: start again at
+		// once. One that ended with nothing waits longer each time, so
+		// that a cluster without a leader is not asked in a busy loop.
+		if s.rev > from {
+			pause = minPause
+		} else {
+			pause = min(2*pause, maxPause)
+		}
+		if err == nil {
+			err = errors.New("watch closed")
+		}
+		s.log.Info("etcd watch ended; watching again from the last revision seen", "revision", s.rev, "in", pause, "err", err)
 		select {
 		case <-ctx.Done():
-		case <-time.After(s.cfg.ProbeInterval / 4):
+		case <-time.After(pause):
 		}
 	}
 	return nil
 }
+
+// The pauses between watches that end without delivering anything.
+const (
+	minPause = 50 * time.Millisecond
+	maxPause = 5 * time.Second
+)
 
 // watch delivers the changes of one watch until it ends.
 func (s *Source) watch(ctx context.Context, emit func([]objects.Change)) error {
