@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -26,10 +27,11 @@ import (
 
 // Server is a running etcd.
 type Server struct {
-	// Endpoint is the client URL, http://127.0.0.1:PORT.
+	// Endpoint is the client URL, http(s)://127.0.0.1:PORT.
 	Endpoint string
 
 	t       testing.TB
+	tls     *TLSFiles
 	bin     string
 	args    []string
 	logPath string
@@ -38,9 +40,27 @@ type Server struct {
 	exited  chan struct{}
 }
 
+// TLSFiles are PEM files for StartTLS: the CA that signed both
+// certificates, the server's, and a client's for the Server's own client.
+type TLSFiles struct {
+	CA, ServerCert, ServerKey, ClientCert, ClientKey string
+}
+
 // Start runs etcd until the test ends. It fails the test when the binary
 // is missing, as internal/testenv does: build it with `make testbin`.
-func Start(t testing.TB, extraArgs ...string) *Server {
+func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, nil)
+}
+
+// StartTLS runs etcd serving clients over TLS and requiring a client
+// certificate signed by the CA (--client-cert-auth).
+func StartTLS(t testing.TB, f TLSFiles) *Server {
+	t.Helper()
+	return start(t, &f)
+}
+
+func start(t testing.TB, tf *TLSFiles) *Server {
 	t.Helper()
 	dir, err := testenv.BinDir()
 	if err != nil {
@@ -52,11 +72,18 @@ func Start(t testing.TB, extraArgs ...string) *Server {
 	}
 	clientPort, peerPort := freePort(t), freePort(t)
 	data := t.TempDir()
-	client := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	scheme := "http"
+	var extraArgs []string
+	if tf != nil {
+		scheme = "https"
+		extraArgs = []string{"--cert-file", tf.ServerCert, "--key-file", tf.ServerKey, "--trusted-ca-file", tf.CA, "--client-cert-auth"}
+	}
+	client := scheme + "://127.0.0.1:" + strconv.Itoa(clientPort)
 	peer := "http://127.0.0.1:" + strconv.Itoa(peerPort)
 	s := &Server{
 		Endpoint: client,
 		t:        t,
+		tls:      tf,
 		bin:      bin,
 		logPath:  filepath.Join(data, "etcd.log"),
 		args: append([]string{
@@ -150,7 +177,15 @@ func (s *Server) Client(t testing.TB) *clientv3.Client {
 }
 
 func (s *Server) client() *clientv3.Client {
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{s.Endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cfg := clientv3.Config{Endpoints: []string{s.Endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
+	if s.tls != nil {
+		tc, err := (transport.TLSInfo{TrustedCAFile: s.tls.CA, CertFile: s.tls.ClientCert, KeyFile: s.tls.ClientKey}).ClientConfig()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		cfg.TLS = tc
+	}
+	c, err := clientv3.New(cfg)
 	if err != nil {
 		s.t.Fatal(err) // only for a bad configuration, which this is not
 	}
