@@ -71,6 +71,14 @@ func TestEtcdQuickstart(t *testing.T) {
 	}
 	testenv.WaitFor(t, 10*time.Second, "status of infra/shop", func() bool { return etcdStatus(t, e, "infra", "shop") == "valid" })
 
+	before := httpGet(t, "http://"+admin+"/debug/xds?group=envoy")
+	if out, errOut, code := run(t, "etcd", "apply", ep, "-f", "../../examples/etcd/canary.yaml"); code != 0 || !strings.Contains(out, "1 objects written") {
+		t.Fatalf("etcd apply canary.yaml: exit %d\n%s%s", code, out, errOut)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the canary's new weights to be served", func() bool {
+		now := httpGet(t, "http://"+admin+"/debug/xds?group=envoy")
+		return now != "" && now != before
+	})
 	if out, errOut, code := run(t, "etcd", "delete", ep, "httpproxy", "shop/storefront"); code != 0 || !strings.Contains(out, "/switchyard/httpproxy/shop/storefront deleted") {
 		t.Fatalf("etcd delete: exit %d\n%s%s", code, out, errOut)
 	}

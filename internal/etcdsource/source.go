@@ -380,7 +380,8 @@ func (s *Source) publishProblems() {
 	s.mu.Lock()
 	now := make(map[string]string, len(s.problems))
 	for k, p := range s.problems {
-		now[k] = strings.TrimPrefix(p.String(), k+": ")
+		p.File, p.Line = "", 0 // the key is logged apart; a value's line is 1
+		now[k] = strings.TrimPrefix(p.String(), ": ")
 	}
 	s.mu.Unlock()
 	s.cfg.Metrics.invalid(len(now))
