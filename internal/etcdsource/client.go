@@ -11,6 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // ClientOptions say how to reach and authenticate to an etcd cluster.
@@ -44,6 +46,13 @@ func NewClient(o ClientOptions) (*clientv3.Client, error) {
 		// FIN) in seconds rather than at the kernel's TCP timeout.
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: 5 * time.Second,
+		// gRPC's default reconnect backoff grows to 120s, so a watch
+		// could resume minutes after etcd came back from a long outage;
+		// etcd is few servers, and asking every 2s at most is cheap.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		})},
 	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second

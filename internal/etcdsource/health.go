@@ -135,6 +135,8 @@ func (s *Source) setReachable(err error) {
 	s.mu.Unlock()
 	s.cfg.Metrics.setConnected(!now)
 	switch {
+	case now && !was && s.Revision() == 0:
+		s.log.Warn("etcd unreachable; waiting for it before the first build", "err", err)
 	case now && !was:
 		s.log.Warn("etcd unreachable; serving the last configuration read", "revision", s.Revision(), "err", err)
 	case was && !now:

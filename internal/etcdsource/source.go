@@ -241,7 +241,9 @@ func (s *Source) decode(k string, value []byte) (dirsource.Object, *dirsource.Pr
 // revision has been compacted away everything is listed again and the
 // difference emitted, so nothing is lost either way.
 func (s *Source) Run(ctx context.Context, emit func([]objects.Change)) error {
-	go s.probe(ctx)
+	probed := make(chan struct{})
+	go func() { defer close(probed); s.probe(ctx) }()
+	defer func() { <-probed }()
 	pause := minPause
 	for ctx.Err() == nil {
 		from := s.rev

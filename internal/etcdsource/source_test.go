@@ -205,12 +205,17 @@ func TestCompactionRelists(t *testing.T) {
 	testenv.WaitFor(t, 10*time.Second, "a write after the re-list", func() bool { _, ok := f.port("shop", "e"); return ok })
 }
 
-// TestRestartResumes restarts etcd under a running watch: the source says
+// TestRestartResumes restarts etcd under a running watch of a client
+// configured as serve configures it: the source says
 // etcd is unreachable meanwhile, keeps what it has, and then resumes from
 // the last revision seen without listing again.
 func TestRestartResumes(t *testing.T) {
 	e := etcdtest.Start(t)
-	c := e.Client(t)
+	c, err := etcdsource.NewClient(etcdsource.ClientOptions{Endpoints: []string{e.Endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
 	put(t, c, serviceKey("shop", "a"), serviceJSON("shop", "a", 80))
 	f := start(t, c)
 	f.run(t)
@@ -225,7 +230,9 @@ func TestRestartResumes(t *testing.T) {
 	e.Restart()
 	w := e.Client(t)
 	put(t, w, serviceKey("shop", "b"), serviceJSON("shop", "b", 80))
+	restarted := time.Now()
 	testenv.WaitFor(t, 30*time.Second, "a write after the restart", func() bool { _, ok := f.port("shop", "b"); return ok })
+	t.Logf("a write after etcd's restart reached the source %v after the Put returned", time.Since(restarted))
 	testenv.WaitFor(t, 20*time.Second, "the source to see etcd again", f.src.Reachable)
 	if n := f.src.Lists(); n != 1 {
 		t.Errorf("Lists = %d, want 1: the watch resumes, it does not reload", n)
