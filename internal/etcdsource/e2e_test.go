@@ -69,6 +69,16 @@ func TestServeFromEtcd(t *testing.T) {
 
 	put(t, c, prefix+"httpproxy/shop/broken", proxyYAML("shop", "broken", "broken.example.com", "missing"))
 	testenv.WaitFor(t, 10*time.Second, "status invalid for a route to a missing Service", func() bool { return statusOf(t, c, "shop", "broken") == "invalid" })
+
+	// A value that does not load never reaches a build: its status says why.
+	put(t, c, prefix+"httpproxy/shop/typo", "apiVersion: switchyard.dev/v1\nkind: HTTPProxy\nmetadata: {name: typo, namespace: shop}\nspec: {routez: []}\n")
+	testenv.WaitFor(t, 10*time.Second, "status invalid naming the unknown field", func() bool {
+		resp, err := c.Get(context.Background(), prefix+"status/httpproxy/shop/typo")
+		return err == nil && len(resp.Kvs) == 1 && strings.Contains(string(resp.Kvs[0].Value), `"currentStatus":"invalid"`) &&
+			strings.Contains(string(resp.Kvs[0].Value), "spec.routez")
+	})
+	put(t, c, prefix+"httpproxy/shop/typo", proxyYAML("shop", "typo", "typo.example.com", "b"))
+	testenv.WaitFor(t, 10*time.Second, "the fixed value's own status", func() bool { return statusOf(t, c, "shop", "typo") == "valid" })
 }
 
 // clusterNames lists the clusters of a CDS response.

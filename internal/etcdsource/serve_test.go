@@ -38,8 +38,8 @@ func startReplica(t *testing.T, e *etcdtest.Server, name string, leaseTTL int) *
 		t.Fatal(err)
 	}
 	r := &replica{client: c}
-	r.src = etcdsource.New(etcdsource.Config{Client: c, Prefix: prefix, ProbeInterval: 200 * time.Millisecond, ProbeTimeout: time.Second})
 	r.status = etcdsource.NewStatusWriter(etcdsource.StatusConfig{Client: c, Prefix: prefix, Identity: name, LeaseTTL: leaseTTL})
+	r.src = etcdsource.New(etcdsource.Config{Client: c, Prefix: prefix, OnProblems: r.status.SetProblems, ProbeInterval: 200 * time.Millisecond, ProbeTimeout: time.Second})
 	r.srv = server.New(server.Config{XDSAddress: "127.0.0.1:0", OnStatuses: r.status.Apply, ReadyDetail: r.src.ReadyDetail})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 2)

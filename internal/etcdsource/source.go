@@ -30,6 +30,10 @@ type Config struct {
 	Log     *slog.Logger
 	// PageSize is how many keys one read of the initial list returns.
 	PageSize int64
+	// OnProblems, when set, receives every change to the set of values
+	// that do not load, keyed by the object their key names: the status
+	// writer reports them where status is read.
+	OnProblems func(map[objects.Key]string)
 	// ProbeInterval is how often reachability is checked, ProbeTimeout
 	// how long one check may take; zero means 2s and 3s.
 	ProbeInterval, ProbeTimeout time.Duration
@@ -387,8 +391,10 @@ func (s *Source) publishProblems() {
 	}
 	s.mu.Unlock()
 	s.cfg.Metrics.invalid(len(now))
+	changed := len(now) != len(s.logged)
 	for k, msg := range now {
 		if s.logged[k] != msg {
+			changed = true
 			s.log.Warn("etcd value not loaded", "key", k, "problem", msg)
 		}
 	}
@@ -398,4 +404,19 @@ func (s *Source) publishProblems() {
 		}
 	}
 	s.logged = now
+	if changed && s.cfg.OnProblems != nil {
+		s.cfg.OnProblems(s.problemsByObject(now))
+	}
+}
+
+// problemsByObject keys the problems by the object their key names,
+// leaving out keys that name none.
+func (s *Source) problemsByObject(byKey map[string]string) map[objects.Key]string {
+	out := make(map[objects.Key]string, len(byKey))
+	for k, msg := range byKey {
+		if ok, err := ParseKey(s.cfg.Prefix, k); err == nil {
+			out[ok] = msg
+		}
+	}
+	return out
 }

@@ -53,7 +53,8 @@ type StatusWriter struct {
 	writes  atomic.Int64
 
 	mu      sync.Mutex
-	desired map[objects.Key][]byte
+	desired map[objects.Key][]byte // from the builds
+	broken  map[objects.Key][]byte // values that do not load (SetProblems)
 	dirty   map[objects.Key]bool
 	sweep   bool // compare every status key with desired
 }
@@ -81,7 +82,7 @@ func NewStatusWriter(cfg StatusConfig) *StatusWriter {
 		log = slog.Default()
 	}
 	return &StatusWriter{cfg: cfg, log: log, wake: make(chan struct{}, 1),
-		desired: map[objects.Key][]byte{}, dirty: map[objects.Key]bool{}}
+		desired: map[objects.Key][]byte{}, broken: map[objects.Key][]byte{}, dirty: map[objects.Key]bool{}}
 }
 
 // Apply takes what a build changed in the statuses and returns at once;
@@ -102,6 +103,39 @@ func (w *StatusWriter) Apply(u dag.StatusUpdate) {
 	}
 	w.mu.Unlock()
 	w.poke()
+}
+
+// SetProblems takes the values that do not load, by the object their key
+// names (it suits Config.OnProblems): each gets an invalid status saying
+// why, since such an object never reaches a build, and someone reading
+// status with etcdctl sees no log.
+func (w *StatusWriter) SetProblems(ps map[objects.Key]string) {
+	w.mu.Lock()
+	for k := range w.broken {
+		if _, ok := ps[k]; !ok {
+			delete(w.broken, k)
+			w.dirty[k] = true
+		}
+	}
+	for k, msg := range ps {
+		v := encodeStatus(&dag.Status{Key: k, State: switchyardv1.StatusInvalid, Description: msg,
+			Errors: []switchyardv1.SubCondition{{Type: dag.ErrSpec, Reason: "ValueNotLoaded", Message: msg}}})
+		if !bytes.Equal(w.broken[k], v) {
+			w.broken[k] = v
+			w.dirty[k] = true
+		}
+	}
+	w.mu.Unlock()
+	w.poke()
+}
+
+// want is the status key's value for k, nil for none: a build's status,
+// else a problem's. Call with mu held.
+func (w *StatusWriter) want(k objects.Key) []byte {
+	if v, ok := w.desired[k]; ok {
+		return v
+	}
+	return w.broken[k]
 }
 
 func (w *StatusWriter) poke() {
@@ -154,7 +188,18 @@ func (w *StatusWriter) term(ctx context.Context) error {
 	}
 	defer sess.Close() //nolint:errcheck // best effort: the lease expires anyway
 	e := concurrency.NewElection(sess, w.cfg.Prefix+leaderDir+"status")
-	if err := e.Campaign(ctx, w.cfg.Identity); err != nil {
+	// A campaign outlived by its lease (etcd away for longer than the
+	// TTL) would wait for a key that is gone: start a new term instead.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sess.Done():
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	if err := e.Campaign(cctx, w.cfg.Identity); err != nil {
 		return err
 	}
 	w.setLeading(true)
@@ -240,12 +285,19 @@ func (w *StatusWriter) sweepOps(ctx context.Context) ([]clientv3.Op, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var ops []clientv3.Op
-	for k, v := range w.desired {
-		sk := StatusKey(w.cfg.Prefix, k)
-		if old, ok := have[sk]; !ok || !bytes.Equal(old, v) {
-			ops = append(ops, clientv3.OpPut(sk, string(v)))
+	seen := make(map[objects.Key]bool, len(w.desired)+len(w.broken))
+	for _, m := range []map[objects.Key][]byte{w.desired, w.broken} {
+		for k := range m {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			sk, v := StatusKey(w.cfg.Prefix, k), w.want(k)
+			if old, ok := have[sk]; !ok || !bytes.Equal(old, v) {
+				ops = append(ops, clientv3.OpPut(sk, string(v)))
+			}
+			delete(have, sk)
 		}
-		delete(have, sk)
 	}
 	for sk := range have {
 		ops = append(ops, clientv3.OpDelete(sk))
@@ -262,7 +314,7 @@ func (w *StatusWriter) dirtyOps(dirty map[objects.Key]bool) []clientv3.Op {
 	ops := make([]clientv3.Op, 0, len(dirty))
 	for k := range dirty {
 		sk := StatusKey(w.cfg.Prefix, k)
-		if v, ok := w.desired[k]; ok {
+		if v := w.want(k); v != nil {
 			ops = append(ops, clientv3.OpPut(sk, string(v)))
 		} else {
 			ops = append(ops, clientv3.OpDelete(sk))
