@@ -40,7 +40,22 @@ func init() {
 		addEtcdFlags(f, &etcdServe)
 		f.IntVar(&etcdServe.leaseTTL, "etcd-lease-ttl", etcdsource.DefaultLeaseTTL, "seconds the status writer's etcd lease outlives a replica that stopped: how long status goes unwritten when the writer dies")
 	})
+	serveChecks = append(serveChecks, checkEtcdFlags)
 	moreCommands = append(moreCommands, newEtcdCommand)
+}
+
+// checkEtcdFlags refuses etcd flags without --etcd-endpoints, which would
+// otherwise be ignored while serve reads another source.
+func checkEtcdFlags(f *pflag.FlagSet, _ *server.Config) error {
+	if len(etcdServe.endpoints) > 0 {
+		return nil
+	}
+	for _, name := range []string{"etcd-prefix", "etcd-ca", "etcd-cert", "etcd-key", "etcd-username", "etcd-password-file", "etcd-lease-ttl"} {
+		if f.Changed(name) {
+			return usageError("--%s needs --etcd-endpoints", name)
+		}
+	}
+	return nil
 }
 
 func addEtcdFlags(f *pflag.FlagSet, o *etcdOptions) {

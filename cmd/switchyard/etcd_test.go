@@ -97,3 +97,16 @@ func TestEtcdQuickstart(t *testing.T) {
 		}
 	}
 }
+
+// TestEtcdFlagsNeedEndpoints refuses etcd flags that would be ignored, and
+// a second source.
+func TestEtcdFlagsNeedEndpoints(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--etcd-prefix", "/x/"},
+		{"serve", "--etcd-endpoints", "http://127.0.0.1:1", "--source", "."},
+	} {
+		if _, errOut, code := run(t, args...); code != 2 || !strings.Contains(errOut, "etcd-") {
+			t.Errorf("%v: exit %d %q, want a usage error about the etcd flags", args, code, errOut)
+		}
+	}
+}
