@@ -243,7 +243,7 @@ func eachFile(ctx context.Context, o etcdOptions, paths []string, out io.Writer,
 			continue
 		}
 		for _, p := range res.Skipped {
-			fmt.Fprintf(out, "%s (skipped)\n", p)
+			fmt.Fprintln(out, p)
 		}
 		fmt.Fprintf(out, "%s: %d objects %s at revision %d\n", f, len(res.Keys), did, res.Revision)
 	}
