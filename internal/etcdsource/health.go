@@ -105,17 +105,23 @@ func (s *Source) probe(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		pctx, cancel := context.WithTimeout(ctx, s.cfg.ProbeTimeout)
-		_, err := s.cfg.Client.Get(pctx, s.cfg.Prefix, clientv3.WithCountOnly())
-		cancel()
+		err := s.ping(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within %v", s.cfg.ProbeTimeout)
-		}
 		s.setReachable(err)
 	}
+}
+
+// ping asks etcd for one linearizable read, for at most ProbeTimeout.
+func (s *Source) ping(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.ProbeTimeout)
+	defer cancel()
+	_, err := s.cfg.Client.Get(pctx, s.cfg.Prefix, clientv3.WithCountOnly())
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("no answer within %v", s.cfg.ProbeTimeout)
+	}
+	return err
 }
 
 // setReachable records the outcome of a request to etcd, logging when

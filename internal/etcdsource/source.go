@@ -94,10 +94,16 @@ func New(cfg Config) *Source {
 // etcd waits for it rather than serving nothing.
 func (s *Source) Start(ctx context.Context) ([]objects.Change, error) {
 	for {
-		kvs, rev, err := s.list(ctx)
+		// A quick read first: a list waits up to 30s for an answer, too
+		// long to say that etcd is away.
+		err := s.ping(ctx)
 		if err == nil {
-			s.setReachable(nil)
-			return s.replace(kvs, rev), nil
+			var kvs []*mvccpb.KeyValue
+			var rev int64
+			if kvs, rev, err = s.list(ctx); err == nil {
+				s.setReachable(nil)
+				return s.replace(kvs, rev), nil
+			}
 		}
 		s.setReachable(err)
 		if !retryable(err) {

@@ -246,3 +246,41 @@ func portOf(obj runtime.Object) int32 {
 	}
 	return -1
 }
+
+// TestStartWaitsForEtcd starts while etcd is down: Start waits, saying
+// so, and returns the first full list once etcd answers.
+func TestStartWaitsForEtcd(t *testing.T) {
+	e := etcdtest.Start(t)
+	c, err := etcdsource.NewClient(etcdsource.ClientOptions{Endpoints: []string{e.Endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	put(t, c, serviceKey("shop", "a"), serviceJSON("shop", "a", 80))
+	e.Stop()
+	src := etcdsource.New(etcdsource.Config{Client: c, Prefix: prefix, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
+	type started struct {
+		n   int
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		cs, err := src.Start(context.Background())
+		done <- started{len(cs), err}
+	}()
+	testenv.WaitFor(t, 20*time.Second, "Start to notice etcd is down", func() bool { return !src.Reachable() })
+	select {
+	case s := <-done:
+		t.Fatalf("Start returned %d objects, %v while etcd was down", s.n, s.err)
+	default:
+	}
+	e.Restart()
+	select {
+	case s := <-done:
+		if s.err != nil || s.n != 1 {
+			t.Errorf("Start = %d objects, %v; want Service shop/a", s.n, s.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Start did not return after etcd came back")
+	}
+}
