@@ -211,11 +211,7 @@ func TestCompactionRelists(t *testing.T) {
 // the last revision seen without listing again.
 func TestRestartResumes(t *testing.T) {
 	e := etcdtest.Start(t)
-	c, err := etcdsource.NewClient(etcdsource.ClientOptions{Endpoints: []string{e.Endpoint}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := serveClient(t, e)
 	put(t, c, serviceKey("shop", "a"), serviceJSON("shop", "a", 80))
 	f := start(t, c)
 	f.run(t)
@@ -251,11 +247,7 @@ func portOf(obj runtime.Object) int32 {
 // so, and returns the first full list once etcd answers.
 func TestStartWaitsForEtcd(t *testing.T) {
 	e := etcdtest.Start(t)
-	c, err := etcdsource.NewClient(etcdsource.ClientOptions{Endpoints: []string{e.Endpoint}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := serveClient(t, e)
 	put(t, c, serviceKey("shop", "a"), serviceJSON("shop", "a", 80))
 	e.Stop()
 	src := etcdsource.New(etcdsource.Config{Client: c, Prefix: prefix, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
@@ -283,4 +275,15 @@ func TestStartWaitsForEtcd(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Start did not return after etcd came back")
 	}
+}
+
+// serveClient is a client configured as serve configures one.
+func serveClient(t *testing.T, e *etcdtest.Server) *clientv3.Client {
+	t.Helper()
+	c, err := etcdsource.NewClient(etcdsource.ClientOptions{Endpoints: []string{e.Endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
