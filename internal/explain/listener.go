@@ -178,7 +178,7 @@ func (w *walk) tlsFix() string {
 			}
 		}
 	}
-	return fmt.Sprintf("no valid root HTTPProxy serves %q over TLS: the one with spec.virtualhost.fqdn %q needs spec.virtualhost.tls with a valid (and, across namespaces, delegated) secret; see its status", w.req.SNI, w.req.SNI)
+	return fmt.Sprintf("no valid root HTTPProxy serves %q over TLS: one needs spec.virtualhost.fqdn %q and spec.virtualhost.tls with a valid (and, across namespaces, delegated) secret; see the statuses", w.req.SNI, w.req.SNI)
 }
 
 // tcpProxy explains a filter chain that forwards the TCP stream.
