@@ -25,6 +25,7 @@ type filterContext struct {
 	// route is the matched route, nil when none matched: Envoy runs the
 	// filters before the router answers 404.
 	route *envoy_config_route_v3.Route
+	vhost *envoy_config_route_v3.VirtualHost
 }
 
 // policyExplainer explains one kind of HTTP filter. It returns the
@@ -50,7 +51,7 @@ func (w *walk) policies(filters []*envoy_filter_network_http_connection_manager_
 		if url == typeURL(&envoy_filter_http_router_v3.Router{}) {
 			return
 		}
-		fc := filterContext{filter: f, config: unpack(f.GetTypedConfig()), route: rt}
+		fc := filterContext{filter: f, config: unpack(f.GetTypedConfig()), route: rt, vhost: vh}
 		var disabled bool
 		fc.perRoute, fc.level, disabled = perRouteConfig(f.GetName(), rc, vh, rt)
 		if disabled || (f.GetDisabled() && fc.perRoute == nil) {

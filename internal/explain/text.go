@@ -76,11 +76,11 @@ func (r *Result) Text() string {
 			p("             %s", be.Problem)
 		}
 		for _, pr := range be.Priorities {
-			panic := ""
+			panicNote := ""
 			if pr.Panic {
-				panic = ", PANIC: all endpoints used regardless of health"
+				panicNote = ", PANIC: all endpoints used regardless of health"
 			}
-			p("  priority %d: load %d%%, %d/%d healthy%s", pr.Priority, pr.Load, pr.Healthy, pr.Total, panic)
+			p("  priority %d: load %d%%, %d/%d healthy%s", pr.Priority, pr.Load, pr.Healthy, pr.Total, panicNote)
 			for _, l := range pr.Localities {
 				p("    locality %s weight %d: %.1f%%", describeLocality(l), l.Weight, l.Share)
 				for _, e := range l.Endpoints {
