@@ -41,7 +41,7 @@ type Config struct {
 
 // Handler returns the admin endpoint's routes.
 func Handler(cfg Config) http.Handler {
-	mux := http.NewServeMux()
+	mux := newMux(cfg)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
@@ -55,7 +55,6 @@ func Handler(cfg Config) http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /debug/dag", func(w http.ResponseWriter, _ *http.Request) { serveDot(w, cfg) })
 	mux.HandleFunc("GET /debug/xds", func(w http.ResponseWriter, r *http.Request) { serveXDS(w, r, cfg) })
-	mux.HandleFunc("GET /api/explain", func(w http.ResponseWriter, r *http.Request) { serveExplain(w, r, cfg) })
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
