@@ -1,19 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-	"net/http/httptest"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/switchyard-dev/switchyard/internal/admin"
-	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/explain"
-	"github.com/switchyard-dev/switchyard/internal/render"
+	"github.com/switchyard-dev/switchyard/internal/pipeline"
+	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 const quickstart = "../../examples/quickstart"
@@ -57,46 +59,49 @@ func TestExplainUsage(t *testing.T) {
 	}
 }
 
-// TestExplainServer asks the admin endpoint over HTTP, from a cache filled
-// with what the quickstart renders to, and checks that the answer is the
-// one explaining offline gives.
+// TestExplainServer runs the control plane in process on a copy of the
+// quickstart and asks its admin endpoint, as `explain --server` does: the
+// answer must be the offline one, and follow an edit of the manifests.
 func TestExplainServer(t *testing.T) {
-	snap, _, err := dirsource.Load(quickstart)
-	if err != nil {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(quickstart)); err != nil {
 		t.Fatal(err)
 	}
-	out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: "envoy"})
-	if err != nil {
+	s := server.New(server.Config{
+		XDSAddress: "127.0.0.1:0", AdminAddress: "127.0.0.1:0",
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Pipeline: pipeline.Config{Translator: translator.DefaultOptions()},
+	})
+	if err := s.ListenAdmin(); err != nil {
 		t.Fatal(err)
 	}
-	cache := xdscache.New()
-	byType := map[string][]*xdscache.Resource{}
-	for url, msgs := range out.Resources {
-		for _, m := range msgs {
-			r, err := xdscache.NewResource(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			byType[url] = append(byType[url], r)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Run(ctx, &server.DirSource{Root: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
 		}
-	}
-	if err := cache.Replace(xdscache.GroupEnvoy, byType); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(admin.Handler(admin.Config{
-		Ready:    func() bool { return true },
-		State:    func() *admin.State { return &admin.State{Statuses: out.Statuses} },
-		Cache:    cache,
-		Gatherer: prometheus.NewRegistry(),
-	}))
-	defer srv.Close()
+	})
+	admin := "http://" + s.AdminAddr().String()
+	waitUntil(t, "the first build", func() bool {
+		resp, err := http.Get(admin + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 
 	args := []string{"--url", "https://shop.example.com/api/cart", "-H", "X-Canary: true", "-o", "json"}
-	remote, stderr, code := run(t, append([]string{"explain", "--server", srv.URL}, args...)...)
+	remote, stderr, code := run(t, append([]string{"explain", "--server", admin}, args...)...)
 	if code != 0 {
 		t.Fatalf("--server: exit %d: %s", code, stderr)
 	}
-	local, _, code := run(t, append([]string{"explain", "--source", quickstart}, args...)...)
+	local, _, code := run(t, append([]string{"explain", "--source", dir}, args...)...)
 	if code != 0 {
 		t.Fatalf("--source: exit %d", code)
 	}
@@ -111,7 +116,33 @@ func TestExplainServer(t *testing.T) {
 		t.Errorf("decision %+v with %d backends, want a forward", r.Decision, len(r.Backends))
 	}
 
-	if _, stderr, code := run(t, "explain", "--server", srv.URL, "--url", "http://a/", "--group", "dns"); code != 2 || !strings.Contains(stderr, "unknown group") {
+	// Delete the Services: the server's answer becomes a 503 naming the
+	// route as soon as it serves the change.
+	if err := os.Remove(filepath.Join(dir, "20-services.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the explanation to follow the edit", func() bool {
+		out, _, code := run(t, "explain", "--server", admin, "--url", "https://shop.example.com/api/cart", "-o", "json")
+		r = explain.Result{}
+		return code == 0 && json.Unmarshal([]byte(out), &r) == nil && r.Decision.Kind == explain.KindUnavailable
+	})
+	if o := r.Decision.Owner; o == nil || o.HTTPProxy != "shop/storefront" || r.Decision.Fix == "" {
+		t.Errorf("the 503 does not say what to fix: %+v", r.Decision)
+	}
+
+	if _, stderr, code := run(t, "explain", "--server", admin, "--url", "http://a/", "--group", "dns"); code != 2 || !strings.Contains(stderr, "unknown group") {
 		t.Errorf("unknown group through the server: exit %d, %q", code, stderr)
+	}
+}
+
+// waitUntil polls cond until it holds, failing the test after a minute.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
