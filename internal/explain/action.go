@@ -186,6 +186,9 @@ func (w *walk) forward(targets []weighted, owner *Owner, why string) {
 		}
 		if owner != nil {
 			d.Fix = fmt.Sprintf("the Services of %s.services have no ready endpoints: check their pods and readiness probes", owner)
+			if missingCluster(w.out.Backends) {
+				d.Fix = fmt.Sprintf("%s forwards to a cluster that is not served: see the status of HTTPProxy %s", owner, owner.HTTPProxy)
+			}
 		}
 		w.decide(d)
 		return
@@ -207,4 +210,13 @@ func describeTargets(bs []Backend) string {
 		parts = append(parts, fmt.Sprintf("%s (%.1f%%)", b.Cluster, b.Weight))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func missingCluster(bs []Backend) bool {
+	for _, b := range bs {
+		if b.Problem == problemNoCluster {
+			return true
+		}
+	}
+	return false
 }

@@ -65,6 +65,9 @@ type weighted struct {
 	weight uint64
 }
 
+// problemNoCluster is the problem of a route's cluster that is not served.
+const problemNoCluster = "cluster not served (Envoy answers 503, \"cluster not found\")"
+
 // defaultOverprovisioning is Envoy's overprovisioning factor, in percent:
 // a priority or locality with at least 1/1.4 of its endpoints healthy is
 // treated as fully available.
@@ -76,7 +79,7 @@ func (w *walk) backend(name string, weight float64) Backend {
 	b := Backend{Cluster: name, Weight: weight}
 	c := w.res.Clusters[name]
 	if c == nil {
-		b.Problem = "cluster not served (Envoy answers 503, \"cluster not found\")"
+		b.Problem = problemNoCluster
 		b.Unavailable = weight
 		return b
 	}
@@ -185,7 +188,8 @@ func envoyShares(c *envoy_config_cluster_v3.Cluster, cla *envoy_config_endpoint_
 	out := make([]PriorityShare, 0, len(prios))
 	for i, p := range prios {
 		ps := PriorityShare{Priority: p.priority, Load: int(loads[i] + degLoads[i]), Healthy: p.counts[healthy], Total: p.total}
-		if p.total > 0 && panicAt > 0 {
+		// Panic matters only where traffic goes.
+		if p.total > 0 && panicAt > 0 && ps.Load > 0 {
 			ps.Panic = 100*float64(p.counts[healthy]+p.counts[degraded])/float64(p.total) < panicAt
 		}
 		share := weight * float64(loads[i]) / 100

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_config_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -34,11 +36,19 @@ func mustAny(t *testing.T, m proto.Message) *anypb.Any {
 // HTTP filters and the router.
 func withFilters(t *testing.T, filters []*envoy_filter_network_http_connection_manager_v3.HttpFilter, perRoute map[string]proto.Message) *Resources {
 	t.Helper()
+	return withRoute(t, filters, perRoute, func(rt *envoy_config_route_v3.Route) {
+		rt.Action = &envoy_config_route_v3.Route_DirectResponse{DirectResponse: &envoy_config_route_v3.DirectResponseAction{Status: 200}}
+	})
+}
+
+// withRoute is withFilters with the route's action set by setAction.
+func withRoute(t *testing.T, filters []*envoy_filter_network_http_connection_manager_v3.HttpFilter, perRoute map[string]proto.Message, setAction func(*envoy_config_route_v3.Route)) *Resources {
+	t.Helper()
 	rt := &envoy_config_route_v3.Route{
 		Match:                &envoy_config_route_v3.RouteMatch{PathSpecifier: &envoy_config_route_v3.RouteMatch_Prefix{Prefix: "/"}},
-		Action:               &envoy_config_route_v3.Route_DirectResponse{DirectResponse: &envoy_config_route_v3.DirectResponseAction{Status: 200}},
 		TypedPerFilterConfig: map[string]*anypb.Any{},
 	}
+	setAction(rt)
 	for name, m := range perRoute {
 		rt.TypedPerFilterConfig[name] = mustAny(t, m)
 	}
@@ -136,5 +146,33 @@ func TestPolicies(t *testing.T) {
 				t.Errorf("policy %+v, want effect %q and %q in its detail", p, tc.effect, tc.contains)
 			}
 		})
+	}
+}
+
+// TestWeightedClusters: a route split over a served and a missing cluster
+// forwards, and says which share gets 503; all missing is a 503.
+func TestWeightedClusters(t *testing.T) {
+	split := func(names ...string) func(*envoy_config_route_v3.Route) {
+		return func(rt *envoy_config_route_v3.Route) {
+			wc := &envoy_config_route_v3.WeightedCluster{}
+			for _, n := range names {
+				wc.Clusters = append(wc.Clusters, &envoy_config_route_v3.WeightedCluster_ClusterWeight{Name: n, Weight: wrapperspb.UInt32(1)})
+			}
+			rt.Action = &envoy_config_route_v3.Route_Route{Route: &envoy_config_route_v3.RouteAction{
+				ClusterSpecifier: &envoy_config_route_v3.RouteAction_WeightedClusters{WeightedClusters: wc},
+			}}
+		}
+	}
+	res := withRoute(t, nil, nil, split("up", "gone"))
+	res.Clusters["up"] = &envoy_config_cluster_v3.Cluster{Name: "up", LoadAssignment: &envoy_config_endpoint_v3.ClusterLoadAssignment{
+		ClusterName: "up", Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{locality("a", 0, 1, 1, 1)},
+	}}
+	r := explainOrFail(t, res, Request{URL: "http://example.com/"})
+	if r.Decision.Kind != KindForward || !strings.Contains(r.Decision.Reason, "50.0% of requests get 503") || !strings.Contains(r.Decision.Reason, "gone: cluster not served") {
+		t.Errorf("half missing: %+v", r.Decision)
+	}
+	r = explainOrFail(t, withRoute(t, nil, nil, split("gone")), Request{URL: "http://example.com/"})
+	if r.Decision.Kind != KindUnavailable || r.Decision.Status != 503 {
+		t.Errorf("all missing: %+v", r.Decision)
 	}
 }
