@@ -201,6 +201,9 @@ func Explain(res *Resources, req Request) (*Result, error) {
 	case "envoy":
 		w.envoy()
 	case "grpc":
+		// Every RPC is a POST; a --method given for gRPC would mislead the
+		// header matchers on :method.
+		w.req.Method, w.out.Request.Method = "POST", "POST"
 		w.grpc()
 	default:
 		return nil, fmt.Errorf("unknown group %q: use one of %v", group, Groups)
