@@ -251,7 +251,9 @@ func normalize(req Request) (*request, error) {
 	if n.Method == "" {
 		n.Method = "GET"
 	}
-	n.SNI = strings.ToLower(u.Hostname())
+	if scheme == "https" {
+		n.SNI = strings.ToLower(u.Hostname())
+	}
 	if p := u.Port(); p != "" {
 		var port uint32
 		if _, err := fmt.Sscanf(p, "%d", &port); err != nil || port == 0 || port > 65535 {
