@@ -119,6 +119,8 @@ type Owner struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// String names the owner as a reader would look it up: "HTTPProxy
+// namespace/name spec.routes[i]".
 func (o *Owner) String() string {
 	if o == nil {
 		return ""
