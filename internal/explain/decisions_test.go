@@ -193,6 +193,9 @@ var decisionCases = []decisionCase{
 	{name: "port in the Host header selects the same scope", golden: "one-service", url: "http://shop.example.com/", headers: []string{"Host: shop.example.com:8080"},
 		want: decision{kind: explain.KindForward, owner: "shop/web spec.routes[0]"}},
 
+	{name: "TLS to the plain-HTTP listener's port", golden: "authorization", url: "https://admin.example.com:8080/",
+		want: decision{kind: explain.KindRefused, reason: "does not speak https"}},
+
 	// 404s.
 	{name: "404 no virtual host", golden: "one-service", url: "http://nope.example.com/",
 		want: decision{kind: explain.KindNotFound, status: 404, fix: `spec.virtualhost.fqdn "nope.example.com"`}},
