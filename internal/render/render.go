@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 )
 
 // Output is one group's resources and the status of every object.
@@ -56,14 +57,7 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 
 // ByType groups a translation's resources by type URL, leaving out empty
 // types.
-func ByType(r *translator.Resources) map[string][]proto.Message {
-	out := map[string][]proto.Message{}
-	for _, m := range r.All() {
-		url := "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
-		out[url] = append(out[url], m)
-	}
-	return out
-}
+func ByType(r *translator.Resources) map[string][]proto.Message { return xdscheck.ByType(r) }
 
 // Valid reports whether every object is valid and the source read every
 // document: what `render` turns into its exit status.

@@ -14,6 +14,8 @@ package xdscheck
 import (
 	"fmt"
 
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -23,9 +25,14 @@ import (
 // inside it, at any depth: protoc-gen-validate stops at Any, Envoy does not.
 // An Any that does not unmarshal is an error too, and so is a string that
 // is not UTF-8, which the fast marshaller the cache uses lets through and
-// every client's parser rejects.
+// every client's parser rejects. A load assignment's endpoints are
+// checked the way clients check them (endpointProblems), first, since
+// those errors name the value.
 func Validate(m proto.Message) []error {
 	var errs []error
+	if cla, ok := m.(*envoy_config_endpoint_v3.ClusterLoadAssignment); ok {
+		errs = endpointProblems(cla)
+	}
 	if _, err := proto.Marshal(m); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", m.ProtoReflect().Descriptor().FullName(), err))
 	}
