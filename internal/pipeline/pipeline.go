@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -153,6 +154,10 @@ func (p *Pipeline) Statuses() []*dag.Status {
 	return PatchStatuses(p.engine.Statuses(), p.conds)
 }
 
+// Served returns what the gate lets through to a group's clients, before
+// staging; callers must not modify it.
+func (p *Pipeline) Served(g xdscache.Group) incremental.Targets { return p.gate.served[g] }
+
 // Rejected lists the resources the gate withholds now.
 func (p *Pipeline) Rejected() []Rejection { return p.gate.Rejected() }
 
@@ -219,4 +224,35 @@ func (p *Pipeline) next() time.Time {
 		}
 	}
 	return next
+}
+
+// SnapshotChanges lists every object of a snapshot as an upsert: the
+// first batch of a pipeline that builds the snapshot whole.
+func SnapshotChanges(snap *objects.Snapshot) []objects.Change {
+	var out []objects.Change
+	add := func(kind objects.Kind, nn types.NamespacedName, obj runtime.Object) {
+		out = append(out, objects.Change{Key: objects.NewKey(kind, nn), Object: obj})
+	}
+	for nn, o := range snap.HTTPProxies {
+		add(objects.KindHTTPProxy, nn, o)
+	}
+	for nn, o := range snap.ExtensionServices {
+		add(objects.KindExtensionService, nn, o)
+	}
+	for nn, o := range snap.Delegations {
+		add(objects.KindTLSCertificateDelegation, nn, o)
+	}
+	for nn, o := range snap.Services {
+		add(objects.KindService, nn, o)
+	}
+	for nn, o := range snap.EndpointSlices {
+		add(objects.KindEndpointSlice, nn, o)
+	}
+	for nn, o := range snap.Secrets {
+		add(objects.KindSecret, nn, o)
+	}
+	for name, o := range snap.Nodes {
+		add(objects.KindNode, types.NamespacedName{Name: name}, o)
+	}
+	return out
 }
