@@ -1,12 +1,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
-
-	"google.golang.org/protobuf/proto"
+	"sync"
 
 	"github.com/switchyard-dev/switchyard/internal/incremental"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
@@ -54,6 +55,15 @@ type Gate struct {
 	// rejected are the resources withheld now, with the version that
 	// failed, so that it is not validated again.
 	rejected map[incremental.ResourceRef]rejected
+	// inspected holds what this build's resources were found to be: the
+	// groups share most clusters and load assignments, and a resource
+	// never changes, so one inspection serves them all.
+	inspected map[*xdscache.Resource]inspection
+}
+
+type inspection struct {
+	err  error
+	refs []xdscheck.Ref
 }
 
 type typeName struct{ typ, name string }
@@ -72,6 +82,10 @@ func NewGate() *Gate {
 	}
 }
 
+// Begin starts a build: what the last one inspected is forgotten, so that
+// the memory it takes does not grow with every build.
+func (gt *Gate) Begin() { gt.inspected = nil }
+
 // Pass gates one group's build: target is the build's resources and
 // changes what changed in them, or all when everything is new. It returns
 // the resources that may be served (a map the gate keeps up to date on
@@ -89,10 +103,7 @@ func (gt *Gate) Pass(g xdscache.Group, target incremental.Targets, changes map[s
 			before[ref] = rj
 		}
 	}
-	refs := map[*xdscache.Resource][]xdscheck.Ref{}
-	for _, tn := range examine {
-		gt.validate(g, tn, target[tn.typ][tn.name], served, refs)
-	}
+	refs := gt.validate(g, examine, target, served)
 	gt.resolve(g, examine, prev, served, refs)
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
@@ -169,35 +180,89 @@ func (gt *Gate) toExamine(g xdscache.Group, target incremental.Targets, changes 
 		out = append(out, tn)
 	}
 	slices.SortFunc(out, func(a, b typeName) int {
-		return strings.Compare(a.typ+"\x00"+a.name, b.typ+"\x00"+b.name)
+		return cmp.Or(strings.Compare(a.typ, b.typ), strings.Compare(a.name, b.name))
 	})
 	return out
 }
 
-// validate serves the build's version of one resource unless it fails
-// validation, noting the references of what it decoded in refs.
-func (gt *Gate) validate(g xdscache.Group, tn typeName, cand *xdscache.Resource, served incremental.Targets, refs map[*xdscache.Resource][]xdscheck.Ref) {
-	ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
-	switch rj, failed := gt.rejected[ref]; {
-	case cand == nil:
+// validate serves the build's version of each resource unless it fails
+// validation, and returns the references of those it inspected. The
+// inspections, the one costly part, run on every core.
+func (gt *Gate) validate(g xdscache.Group, examine []typeName, target, served incremental.Targets) map[*xdscache.Resource][]xdscheck.Ref {
+	type job struct {
+		tn   typeName
+		cand *xdscache.Resource
+		inspection
+	}
+	if gt.inspected == nil {
+		gt.inspected = map[*xdscache.Resource]inspection{}
+	}
+	var jobs, known []job
+	for _, tn := range examine {
+		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
+		cand := target[tn.typ][tn.name]
+		switch rj, failed := gt.rejected[ref]; {
+		case cand == nil:
+			delete(gt.rejected, ref)
+			delete(served[tn.typ], tn.name)
+		case served[tn.typ][tn.name] == cand:
+			delete(gt.rejected, ref)
+		case failed && rj.res == cand:
+		default:
+			if in, ok := gt.inspected[cand]; ok {
+				known = append(known, job{tn: tn, cand: cand, inspection: in})
+			} else {
+				jobs = append(jobs, job{tn: tn, cand: cand})
+			}
+		}
+	}
+	inParallel(len(jobs), func(i int) {
+		j := &jobs[i]
+		m := j.cand.Decoded()
+		if m == nil {
+			j.err = fmt.Errorf("%s %q does not decode", kindName(j.tn.typ), j.tn.name)
+			return
+		}
+		var errs []error
+		errs, j.refs = xdscheck.Inspect(m)
+		j.err = joinProblems(errs)
+	})
+	refs := make(map[*xdscache.Resource][]xdscheck.Ref, len(jobs)+len(known))
+	for _, j := range jobs {
+		gt.inspected[j.cand] = j.inspection
+	}
+	for _, j := range append(jobs, known...) {
+		ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
+		if j.err != nil {
+			gt.rejected[ref] = rejected{res: j.cand, err: j.err}
+			continue
+		}
+		refs[j.cand] = j.refs
 		delete(gt.rejected, ref)
-		delete(served[tn.typ], tn.name)
-		return
-	case served[tn.typ][tn.name] == cand:
-		delete(gt.rejected, ref)
-		return
-	case failed && rj.res == cand:
+		served[j.tn.typ][j.tn.name] = j.cand
+	}
+	return refs
+}
+
+// inParallel calls fn for every i in [0, n), spread over the cores when n
+// is large enough to be worth it.
+func inParallel(n int, fn func(i int)) {
+	w := runtime.GOMAXPROCS(0)
+	if n < 64 || w < 2 {
+		for i := range n {
+			fn(i)
+		}
 		return
 	}
-	m := cand.Decoded()
-	err := check(cand, m)
-	if err != nil {
-		gt.rejected[ref] = rejected{res: cand, err: err}
-		return
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Go(func() {
+			for i := k; i < n; i += w {
+				fn(i)
+			}
+		})
 	}
-	refs[cand] = xdscheck.Refs(m)
-	delete(gt.rejected, ref)
-	served[tn.typ][tn.name] = cand
+	wg.Wait()
 }
 
 // resolve withholds, until nothing changes, what refers to a resource
@@ -265,15 +330,15 @@ func (gt *Gate) Rejected() []Rejection {
 // Check is what a resource must pass to be served: it decodes, and
 // xdscheck.Validate finds nothing. The error lists every problem.
 func Check(r *xdscache.Resource) error {
-	return check(r, r.Decoded())
-}
-
-// check is Check of r decoded as m, so that the gate decodes once.
-func check(r *xdscache.Resource, m proto.Message) error {
+	m := r.Decoded()
 	if m == nil {
 		return fmt.Errorf("%s %q does not decode", kindName(r.Any.GetTypeUrl()), r.Name)
 	}
-	errs := xdscheck.Validate(m)
+	return joinProblems(xdscheck.Validate(m))
+}
+
+// joinProblems makes one line of errors: it ends up in a status condition.
+func joinProblems(errs []error) error {
 	if len(errs) == 0 {
 		return nil
 	}
@@ -281,7 +346,6 @@ func check(r *xdscache.Resource, m proto.Message) error {
 	for i, err := range errs {
 		msgs[i] = err.Error()
 	}
-	// One line: the error ends up in a status condition.
 	return errors.New(strings.Join(msgs, "; "))
 }
 

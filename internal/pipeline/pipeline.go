@@ -131,6 +131,7 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 // passed and hands the cache what is due.
 func (p *Pipeline) publish(delta *incremental.Delta) error {
 	now := p.cfg.Now()
+	p.gate.Begin()
 	for _, g := range groups {
 		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
 		p.withheld(fresh)

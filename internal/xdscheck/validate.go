@@ -29,14 +29,24 @@ import (
 // checked the way clients check them (endpointProblems), first, since
 // those errors name the value.
 func Validate(m proto.Message) []error {
-	var errs []error
-	if cla, ok := m.(*envoy_config_endpoint_v3.ClusterLoadAssignment); ok {
-		errs = endpointProblems(cla)
-	}
+	errs, _ := Inspect(m)
 	if _, err := proto.Marshal(m); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", m.ProtoReflect().Descriptor().FullName(), err))
 	}
+	return errs
+}
+
+// Inspect is Validate without the UTF-8 check, plus Refs, in one walk: for
+// a message decoded from the wire, whose strings the decoder checked, it
+// is everything the gate before the cache needs.
+func Inspect(m proto.Message) (errs []error, refs []Ref) {
+	if cla, ok := m.(*envoy_config_endpoint_v3.ClusterLoadAssignment); ok {
+		errs = endpointProblems(cla)
+	}
 	visit(m, func(msg proto.Message, packed bool) {
+		for _, r := range refsOf(msg) {
+			refs = append(refs, Ref{Type: refTypes[r.kind], Name: r.name})
+		}
 		if !packed {
 			return // ValidateAll of the message holding it covered it
 		}
@@ -51,7 +61,7 @@ func Validate(m proto.Message) []error {
 			}
 		}
 	}, func(err error) { errs = append(errs, err) })
-	return errs
+	return errs, refs
 }
 
 // visit calls fn on m and on every message inside it, unpacking Anys;
