@@ -104,6 +104,9 @@ func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 		t.Fatalf("the batch's status update must say shop/app's load assignment has port 70000: %v", res.StatusUpdate.Changed)
 	}
 	t.Logf("shop/app: %s", msg)
+	if n := len(statusOf(p.Statuses(), "shop", "app").Errors); n != 2 {
+		t.Errorf("want one error for the envoy and grpc groups' shared load assignment and one for dns's, got %d", n)
+	}
 	if !strings.Contains(msg, "EndpointSlice shop/a-1") {
 		t.Errorf("the message must name the EndpointSlice: %s", msg)
 	}

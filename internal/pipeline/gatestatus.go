@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"slices"
+	"strings"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -21,11 +22,23 @@ type OwnersFunc func(g xdscache.Group, typeURL, name string) []objects.Key
 // status; the Services, EndpointSlices and Secrets a resource was made
 // from are named in the message of theirs.
 func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
-	out := Conditions{}
+	// The groups share most resources: one failure is reported once, for
+	// every group it was withheld from.
+	type failure struct{ typ, name, err string }
+	var order []failure
+	groups := map[failure][]string{}
 	for _, rj := range rejections {
+		f := failure{rj.Type, rj.Name, rj.Err.Error()}
+		if groups[f] == nil {
+			order = append(order, f)
+		}
+		groups[f] = append(groups[f], string(rj.Group))
+	}
+	out := Conditions{}
+	for _, f := range order {
 		var reporting []objects.Key
 		var from []string
-		for _, k := range owners(rj.Group, rj.Type, rj.Name) {
+		for _, k := range owners(xdscache.Group(groups[f][0]), f.typ, f.name) {
 			switch k.Kind {
 			case objects.KindHTTPProxy, objects.KindExtensionService:
 				reporting = append(reporting, k)
@@ -33,7 +46,7 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 				from = append(from, k.String())
 			}
 		}
-		c := dag.ResourceRejected(string(rj.Group), kindName(rj.Type), rj.Name, from, rj.Err.Error())
+		c := dag.ResourceRejected(strings.Join(groups[f], " and "), kindName(f.typ), f.name, from, f.err)
 		for _, k := range reporting {
 			out[k] = append(out[k], c)
 		}
