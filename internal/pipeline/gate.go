@@ -44,6 +44,9 @@ import (
 type Rejection struct {
 	incremental.ResourceRef
 	Err error
+	// Resource is the version that failed validation, nil when the
+	// resource is withheld for what it refers to.
+	Resource *xdscache.Resource
 }
 
 // Gate keeps, per consumer group, the resources that passed. It is used
@@ -109,7 +112,7 @@ func (gt *Gate) Pass(g xdscache.Group, target incremental.Targets, changes map[s
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 		if rj, ok := gt.rejected[ref]; ok {
 			if b, was := before[ref]; !was || b.res != rj.res {
-				fresh = append(fresh, Rejection{ResourceRef: ref, Err: rj.err})
+				fresh = append(fresh, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res})
 			}
 		}
 	}
@@ -319,7 +322,7 @@ func (gt *Gate) resolve(g xdscache.Group, examine []typeName, prev map[typeName]
 func (gt *Gate) Rejected() []Rejection {
 	out := make([]Rejection, 0, len(gt.rejected))
 	for ref, rj := range gt.rejected {
-		out = append(out, Rejection{ResourceRef: ref, Err: rj.err})
+		out = append(out, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res})
 	}
 	slices.SortFunc(out, func(a, b Rejection) int {
 		return strings.Compare(string(a.Group)+"\x00"+a.Type+"\x00"+a.Name, string(b.Group)+"\x00"+b.Type+"\x00"+b.Name)

@@ -5,12 +5,15 @@ import (
 	"testing"
 	"time"
 
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/incremental"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
@@ -209,4 +212,38 @@ func sameVersions(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestHTTPSListenerFailureTellsItsHost fails one filter chain of the HTTPS
+// listener, which every secure host shares: only that host's proxies are
+// told, with the chain's own problem.
+func TestHTTPSListenerFailureTellsItsHost(t *testing.T) {
+	chain := func(host string) *envoy_config_listener_v3.FilterChain {
+		return &envoy_config_listener_v3.FilterChain{FilterChainMatch: &envoy_config_listener_v3.FilterChainMatch{ServerNames: []string{host}}}
+	}
+	bad := chain("bad.example.com")
+	bad.Filters = []*envoy_config_listener_v3.Filter{{Name: ""}}
+	l := translator.HTTPSListenerWithChains([]*envoy_config_listener_v3.FilterChain{chain("good.example.com"), bad}, translator.DefaultOptions())
+	r, err := xdscache.Encode(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Check(r)
+	if err == nil {
+		t.Fatal("the listener must fail")
+	}
+	owners := func(g xdscache.Group, typ, name string) []objects.Key {
+		host := strings.TrimPrefix(name, translator.HTTPSRouteName(""))
+		return []objects.Key{{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: strings.TrimSuffix(host, ".example.com")}}
+	}
+	rj := Rejection{ResourceRef: incremental.ResourceRef{Group: xdscache.GroupEnvoy, Type: resource.ListenerType, Name: translator.HTTPSListenerName}, Err: err, Resource: r}
+	conds := RejectionConditions([]Rejection{rj}, owners)
+	if len(conds) != 1 {
+		t.Fatalf("want shop/bad told alone, got %v", conds)
+	}
+	cs := conds[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: "bad"}]
+	if len(cs) != 1 || !strings.Contains(cs[0].Message, "filter chain for bad.example.com") {
+		t.Fatalf("shop/bad's conditions: %v", cs)
+	}
+	t.Log(cs[0].Message)
 }

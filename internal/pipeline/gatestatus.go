@@ -4,10 +4,15 @@ import (
 	"slices"
 	"strings"
 
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 )
 
 // Conditions are the gate's errors, by the object that reports each.
@@ -27,18 +32,20 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 	type failure struct{ typ, name, err string }
 	var order []failure
 	groups := map[failure][]string{}
+	failed := map[failure]*xdscache.Resource{}
 	for _, rj := range rejections {
 		f := failure{rj.Type, rj.Name, rj.Err.Error()}
 		if groups[f] == nil {
 			order = append(order, f)
 		}
 		groups[f] = append(groups[f], string(rj.Group))
+		failed[f] = rj.Resource
 	}
 	out := Conditions{}
-	for _, f := range order {
+	report := func(group, typ, name, problem string, keys []objects.Key) {
 		var reporting []objects.Key
 		var from []string
-		for _, k := range owners(xdscache.Group(groups[f][0]), f.typ, f.name) {
+		for _, k := range keys {
 			switch k.Kind {
 			case objects.KindHTTPProxy, objects.KindExtensionService:
 				reporting = append(reporting, k)
@@ -46,9 +53,46 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 				from = append(from, k.String())
 			}
 		}
-		c := dag.ResourceRejected(strings.Join(groups[f], " and "), kindName(f.typ), f.name, from, f.err)
+		c := dag.ResourceRejected(group, kindName(typ), name, from, problem)
 		for _, k := range reporting {
 			out[k] = append(out[k], c)
+		}
+	}
+	for _, f := range order {
+		group := strings.Join(groups[f], " and ")
+		if f.typ == resource.ListenerType && f.name == translator.HTTPSListenerName {
+			// Every secure host has a filter chain on this listener: only
+			// the hosts whose chain fails are told.
+			if culprits := failingChains(failed[f]); len(culprits) > 0 {
+				for _, c := range culprits {
+					report(group, f.typ, f.name, "filter chain for "+c.fqdn+": "+c.err,
+						owners(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(c.fqdn)))
+				}
+				continue
+			}
+		}
+		report(group, f.typ, f.name, f.err, owners(xdscache.Group(groups[f][0]), f.typ, f.name))
+	}
+	return out
+}
+
+type culprit struct{ fqdn, err string }
+
+// failingChains lists the server names of the HTTPS listener's filter
+// chains that fail on their own (none when the listener does not decode,
+// or what fails is outside its chains).
+func failingChains(r *xdscache.Resource) []culprit {
+	if r == nil {
+		return nil
+	}
+	l, _ := r.Decoded().(*envoy_config_listener_v3.Listener)
+	var out []culprit
+	for _, fc := range l.GetFilterChains() {
+		errs, _ := xdscheck.Inspect(fc)
+		if err := joinProblems(errs); err != nil {
+			for _, sn := range fc.GetFilterChainMatch().GetServerNames() {
+				out = append(out, culprit{sn, err.Error()})
+			}
 		}
 	}
 	return out
