@@ -13,6 +13,8 @@ package xdscheck
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 
@@ -57,11 +59,26 @@ func Inspect(m proto.Message) (errs []error, refs []Ref) {
 			errs = append(errs, fmt.Errorf("%s has no ValidateAll", name))
 		default:
 			if err := v.ValidateAll(); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				errs = append(errs, described(name, msg, err, errs)...)
 			}
 		}
 	}, func(err error) { errs = append(errs, err) })
 	return errs, refs
+}
+
+// described is a ValidateAll error of msg (named name), one error per
+// failing field with its path and value, leaving out the fields the
+// errors so far already name (endpointProblems').
+func described(name protoreflect.FullName, msg proto.Message, err error, so []error) []error {
+	var out []error
+	for _, d := range describe(msg.ProtoReflect(), err) {
+		path, _, _ := strings.Cut(d, ": ")
+		if slices.ContainsFunc(so, func(e error) bool { return strings.HasPrefix(e.Error(), path+": ") }) {
+			continue
+		}
+		out = append(out, fmt.Errorf("%s: %s", name, d))
+	}
+	return out
 }
 
 // visit calls fn on m and on every message inside it, unpacking Anys;
