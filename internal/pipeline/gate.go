@@ -21,7 +21,7 @@ import (
 // endpoint path all go through Pipeline.publish — and `switchyard render`
 // passes its resources through the same Gate.
 //
-// A resource passes when xdscheck.Validate finds nothing in it (its protos'
+// A resource passes when xdscheck.Served finds nothing in it (its protos'
 // ValidateAll, nested typed_configs included, and the endpoint rules
 // clients apply) and every resource it refers to is served. One that
 // fails is withheld: clients keep the last version that passed, or do not
@@ -331,13 +331,13 @@ func (gt *Gate) Rejected() []Rejection {
 }
 
 // Check is what a resource must pass to be served: it decodes, and
-// xdscheck.Validate finds nothing. The error lists every problem.
+// xdscheck.Served finds nothing. The error lists every problem.
 func Check(r *xdscache.Resource) error {
 	m := r.Decoded()
 	if m == nil {
 		return fmt.Errorf("%s %q does not decode", kindName(r.Any.GetTypeUrl()), r.Name)
 	}
-	return joinProblems(xdscheck.Validate(m))
+	return joinProblems(xdscheck.Served(m))
 }
 
 // joinProblems makes one line of errors: it ends up in a status condition.

@@ -59,7 +59,7 @@ func TestRunGates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, err := range xdscheck.Check(group, res) {
+		for _, err := range xdscheck.CheckServed(group, res) {
 			t.Errorf("%s: rendered something invalid: %v", group, err)
 		}
 		if out.Valid() {

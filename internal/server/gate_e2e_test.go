@@ -219,7 +219,7 @@ func checkServed(ctx context.Context, t *testing.T, s *server.Server) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, err := range xdscheck.Validate(m) {
+			for _, err := range xdscheck.Served(m) {
 				t.Errorf("group %s is sent an invalid load assignment: %v", group, err)
 			}
 		}

@@ -36,6 +36,17 @@ func Check(group string, r *translator.Resources) []error {
 	return append(errs, References(r)...)
 }
 
+// CheckServed is Check plus ClientRules on each resource: what no resource
+// that reaches a client may fail, which the gate before the cache
+// enforces.
+func CheckServed(group string, r *translator.Resources) []error {
+	errs := Check(group, r)
+	for _, m := range r.All() {
+		errs = append(errs, ClientRules(m)...)
+	}
+	return errs
+}
+
 // Consistent runs go-control-plane's consistency check: every EDS cluster
 // has its load assignment and every route configuration a listener or scope
 // names exists, with nothing left over. gRPC's api_listeners are invisible

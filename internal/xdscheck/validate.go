@@ -3,12 +3,14 @@
 // nested typed_configs included, and every name one resource uses to refer
 // to another (a route's cluster, a cluster's load assignment, a scope's
 // route configuration, a TLS context's secret) resolves inside the set.
+// ClientRules adds what clients check beyond the protos.
 //
-// It exists for the translator's golden test and for the tests that
-// cannot enumerate their inputs — the fuzz targets, the isolation
-// property, the soak — so that each of them asserts the same thing
-// DESIGN.md decision 6 promises: the control plane never pushes a resource
-// a client would reject.
+// It exists for the gate before the cache (internal/pipeline), which
+// withholds every resource that fails, for the translator's golden test,
+// and for the tests that cannot enumerate their inputs — the fuzz
+// targets, the isolation property, the soak — so that each of them
+// asserts the same promise (site/architecture.md): the control plane
+// never pushes a resource a client would reject.
 package xdscheck
 
 import (
@@ -27,24 +29,46 @@ import (
 // inside it, at any depth: protoc-gen-validate stops at Any, Envoy does not.
 // An Any that does not unmarshal is an error too, and so is a string that
 // is not UTF-8, which the fast marshaller the cache uses lets through and
-// every client's parser rejects. A load assignment's endpoints are
-// checked the way clients check them (endpointProblems), first, since
-// those errors name the value.
+// every client's parser rejects.
 func Validate(m proto.Message) []error {
-	errs, _ := Inspect(m)
+	errs, _ := inspect(m, nil)
 	if _, err := proto.Marshal(m); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", m.ProtoReflect().Descriptor().FullName(), err))
 	}
 	return errs
 }
 
-// Inspect is Validate without the UTF-8 check, plus Refs, in one walk: for
-// a message decoded from the wire, whose strings the decoder checked, it
-// is everything the gate before the cache needs.
-func Inspect(m proto.Message) (errs []error, refs []Ref) {
+// ClientRules checks what the protos leave to the client and clients
+// enforce anyway: a load assignment's endpoints must be IP literals with
+// ports 1-65535 (endpointProblems). Each error names the field and value.
+//
+// They are apart from Validate because the translator still emits such
+// endpoints when a source lets them through: the gate before the cache
+// applies both, and withholds what fails.
+func ClientRules(m proto.Message) []error {
 	if cla, ok := m.(*envoy_config_endpoint_v3.ClusterLoadAssignment); ok {
-		errs = endpointProblems(cla)
+		return endpointProblems(cla)
 	}
+	return nil
+}
+
+// Served is Validate plus ClientRules: everything a resource must pass to
+// be sent to a client.
+func Served(m proto.Message) []error {
+	return append(ClientRules(m), Validate(m)...)
+}
+
+// Inspect is Served without the UTF-8 check, plus Refs, in one walk: for a
+// message decoded from the wire, whose strings the decoder checked, it is
+// everything the gate before the cache needs.
+func Inspect(m proto.Message) (errs []error, refs []Ref) {
+	return inspect(m, ClientRules(m))
+}
+
+// inspect adds to errs what ValidateAll finds in m and the messages packed
+// in it, and lists m's references.
+func inspect(m proto.Message, errs []error) ([]error, []Ref) {
+	var refs []Ref
 	visit(m, func(msg proto.Message, packed bool) {
 		for _, r := range refsOf(msg) {
 			refs = append(refs, Ref{Type: refTypes[r.kind], Name: r.name})
