@@ -32,7 +32,10 @@ import (
 //     (a new cluster whose load assignment is bad, a route using that
 //     cluster) is withheld too, and keeps its own previous version;
 //   - a resource the build deletes stays while a kept previous version
-//     still refers to it.
+//     still refers to it;
+//   - the HTTPS listener, one filter chain per secure host, is patched
+//     instead: only the failing hosts' chains are held back
+//     (gatehttps.go).
 //
 // So a withheld load assignment keeps the old endpoints; a new cluster
 // with a bad load assignment is withheld with the route configurations
