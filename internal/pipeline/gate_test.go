@@ -127,6 +127,12 @@ func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 		if n := m.GetCounter().GetValue(); n != 1 {
 			t.Errorf("group %s: %v load assignments counted as withheld, want 1", g, n)
 		}
+		if err := p.cfg.Metrics.WithheldNow.WithLabelValues(g, xdscache.ShortType(typeEndpoint)).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		if n := m.GetGauge().GetValue(); n != 1 {
+			t.Errorf("group %s: the gauge says %v load assignments are withheld, want 1", g, n)
+		}
 	}
 	assertServedValid(t, cache)
 
