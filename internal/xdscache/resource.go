@@ -2,7 +2,7 @@
 // consumer group, and answers go-control-plane's server with them, both
 // state-of-the-world and incremental (delta).
 //
-// Versions come from content (DESIGN.md decision 5): a resource's version
+// Versions come from content (site/architecture.md): a resource's version
 // is a hash of its deterministic encoding, so an unchanged resource is never
 // sent again, and a restarted control plane offers the same versions for
 // the same input. Resources are encoded once, when they enter the cache;

@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -32,6 +34,9 @@ type Metrics struct {
 	NACKs     *prometheus.CounterVec
 	// Oversized counts responses over ClientMessageLimit (large.go).
 	Oversized *prometheus.CounterVec
+	// Dropped counts responses the cache could not hand a stream because
+	// its buffer was full (see send).
+	Dropped *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them.
@@ -42,9 +47,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Resources: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_resources_sent_total", Help: "Resources sent in xDS responses, by consumer group and type."}, []string{"group", "type"}),
 		NACKs:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_nacks_total", Help: "xDS responses rejected by clients, by consumer group and type."}, []string{"group", "type"}),
 		Oversized: newOversized(),
+		Dropped:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_dropped_responses_total", Help: "xDS responses dropped because the stream's buffer was full, by consumer group and type: the stream misses that update until its next request."}, []string{"group", "type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Connected, m.Pushes, m.Resources, m.NACKs, m.Oversized)
+		reg.MustRegister(m.Connected, m.Pushes, m.Resources, m.NACKs, m.Oversized, m.Dropped)
 	}
 	return m
 }
@@ -107,10 +113,21 @@ func (cb *callbacks) forget(k streamKey) {
 	cb.mu.Unlock()
 }
 
-// check authorizes the node a request carries. Every request is checked,
-// not only the first: a client may send another node later in a stream.
+// errNoNode closes a stream whose requests never named a node: which
+// group it belongs to cannot be told, and guessing Envoy's would hand it
+// private keys.
+var errNoNode = status.Error(codes.InvalidArgument, "xDS request without a node: set node.id, and node.user_agent_name or the "+GroupMetadataKey+" metadata field")
+
+// check denies a request without a node and authorizes the node a request
+// carries. Every request is checked, not only the first: a client may
+// send another node later in a stream. (go-control-plane gives a request
+// without a node the stream's earlier one, so only a stream that never
+// named one is denied.)
 func (cb *callbacks) check(k streamKey, node *envoy_config_core_v3.Node) error {
-	if cb.authorize == nil || node == nil {
+	if !HasNode(node) {
+		return errNoNode
+	}
+	if cb.authorize == nil {
 		return nil
 	}
 	cb.mu.Lock()
@@ -170,6 +187,18 @@ func (cb *callbacks) firstTime(key string) bool {
 	}
 	cb.logged[key] = true
 	return true
+}
+
+// dropped counts a response the cache dropped for want of room in the
+// stream's buffer and logs it once per node, group and type: the stream
+// misses that update until its next request, which only the server can
+// tell.
+func (cb *callbacks) dropped(g Group, node *envoy_config_core_v3.Node, typeURL string) {
+	cb.metrics.Dropped.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+	if cb.firstTime(fmt.Sprintf("dropped\x00%s\x00%s\x00%s", g, node.GetId(), typeURL)) {
+		cb.log.Warn("xDS response dropped: the stream's buffer was full; the node misses this update until its next request",
+			"group", g, "node", node.GetId(), "type", ShortType(typeURL))
+	}
 }
 
 // pushed counts one response of n resources.
@@ -236,6 +265,7 @@ func Register(ctx context.Context, gs *grpc.Server, c *Cache, m *Metrics, log *s
 	for _, o := range opts {
 		o(cb)
 	}
+	c.OnDropped(cb.dropped)
 	srv := serverv3.NewServer(ctx, c, cb.funcs(),
 		sotw.WithOrderedADS(),
 		sotw.WithLogger(quietLogger{log}),
