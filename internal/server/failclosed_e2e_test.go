@@ -37,4 +37,20 @@ func TestNoNodeIsDenied(t *testing.T) {
 	if _, ok, err := receive(dst.Recv).next(5 * time.Second); !ok || grpcstatus.Code(err) != codes.InvalidArgument {
 		t.Fatalf("delta stream without a node: answered=%v error=%v, want InvalidArgument", ok, err)
 	}
+
+	// A stream that named its node may leave it out later, as Envoy does
+	// with set_node_on_first_message_only.
+	named, err := ads.DeltaAggregatedResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx := receive(named.Recv)
+	_ = named.Send(&envoy_service_discovery_v3.DeltaDiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType})
+	if _, ok, err := rx.next(5 * time.Second); !ok || err != nil {
+		t.Fatalf("clusters: answered=%v error=%v", ok, err)
+	}
+	_ = named.Send(&envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.ListenerType})
+	if _, ok, err := rx.next(5 * time.Second); !ok || err != nil {
+		t.Fatalf("listeners asked for without repeating the node: answered=%v error=%v", ok, err)
+	}
 }

@@ -37,6 +37,15 @@ func TestRequestWithoutNodeIsDenied(t *testing.T) {
 	if err := f.StreamRequestFunc(2, &envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.SecretType}); err != nil {
 		t.Errorf("a request with a node is denied: %v", err)
 	}
+	// A delta stream's later requests may leave the node out (Envoy's
+	// set_node_on_first_message_only), and go-control-plane calls back
+	// before it fills the node in: the stream's first node stands.
+	if err := f.StreamDeltaRequestFunc(3, &envoy_service_discovery_v3.DeltaDiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType}); err != nil {
+		t.Fatalf("a delta request with a node is denied: %v", err)
+	}
+	if err := f.StreamDeltaRequestFunc(3, &envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.SecretType}); err != nil {
+		t.Errorf("a delta stream's later request without its node is denied: %v", err)
+	}
 
 	// Behind the callbacks, the cache serves such a request nothing.
 	c := New()

@@ -118,14 +118,23 @@ func (cb *callbacks) forget(k streamKey) {
 // private keys.
 var errNoNode = status.Error(codes.InvalidArgument, "xDS request without a node: set node.id, and node.user_agent_name or the "+GroupMetadataKey+" metadata field")
 
-// check denies a request without a node and authorizes the node a request
-// carries. Every request is checked, not only the first: a client may
-// send another node later in a stream. (go-control-plane gives a request
-// without a node the stream's earlier one, so only a stream that never
-// named one is denied.)
+// check denies a stream that never named its node and authorizes the
+// node a request carries. Every request is checked, not only the first: a
+// client may send another node later in a stream. A request without a
+// node on a stream that named one earlier is the stream's node (Envoy's
+// set_node_on_first_message_only), already checked.
 func (cb *callbacks) check(k streamKey, node *envoy_config_core_v3.Node) error {
 	if !HasNode(node) {
-		return errNoNode
+		cb.mu.Lock()
+		_, known := cb.sotw[k.id]
+		if k.delta {
+			_, known = cb.delta[k.id]
+		}
+		cb.mu.Unlock()
+		if !known {
+			return errNoNode
+		}
+		return nil
 	}
 	if cb.authorize == nil {
 		return nil
