@@ -69,6 +69,8 @@ type callbacks struct {
 	// authorize, when set, decides whether a stream may act as a node of a
 	// group; ctxs holds each open stream's context for it.
 	authorize GroupAuthorizer
+	// acks, when set, records what each stream acknowledged.
+	acks *Acks
 
 	mu     sync.Mutex
 	sotw   map[int64]Group
@@ -90,6 +92,12 @@ type GroupAuthorizer func(ctx context.Context, g Group) error
 
 // Option configures Register.
 type Option func(*callbacks)
+
+// WithAcks records in a what every stream's node acknowledges and
+// rejects, for the Programmed condition.
+func WithAcks(a *Acks) Option {
+	return func(cb *callbacks) { cb.acks = a }
+}
 
 // WithGroupAuthorizer checks every node a stream announces: the group a
 // node claims decides what it receives (Secrets go to Envoy nodes only),
@@ -234,16 +242,25 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			if req.GetErrorDetail() != nil {
 				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
 			}
+			if cb.acks != nil {
+				cb.acks.sotwRequest(streamKey{id: id}, g, req)
+			}
 			return nil
 		},
-		StreamResponseFunc: func(_ context.Context, id int64, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
+		StreamResponseFunc: func(ctx context.Context, id int64, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
 			g := cb.streamGroup(cb.sotw, id, req.GetNode(), "sotw")
 			cb.pushed(g, resp.GetTypeUrl(), len(resp.GetResources()))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetVersionInfo(), proto.Size(resp))
+			if cb.acks != nil && ctx != nil {
+				cb.acks.sotwSent(ctx, streamKey{id: id}, g, req, resp)
+			}
 		},
 		StreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
 			cb.forget(streamKey{id: id})
 			cb.closed(cb.sotw, id, "sotw")
+			if cb.acks != nil {
+				cb.acks.closed(streamKey{id: id})
+			}
 		},
 		StreamDeltaRequestFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) error {
 			if err := cb.check(streamKey{delta: true, id: id}, req.GetNode()); err != nil {
@@ -253,19 +270,34 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			if req.GetErrorDetail() != nil {
 				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
 			}
+			if cb.acks != nil {
+				cb.acks.deltaRequest(streamKey{delta: true, id: id}, g, req)
+			}
 			return nil
 		},
 		StreamDeltaResponseFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
 			g := cb.streamGroup(cb.delta, id, req.GetNode(), "delta")
 			cb.pushed(g, resp.GetTypeUrl(), len(resp.GetResources()))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetSystemVersionInfo(), proto.Size(resp))
+			if cb.acks != nil {
+				cb.acks.deltaSent(streamKey{delta: true, id: id}, g, req, resp)
+			}
 		},
 		DeltaStreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
 			cb.forget(streamKey{delta: true, id: id})
 			cb.closed(cb.delta, id, "delta")
+			if cb.acks != nil {
+				cb.acks.closed(streamKey{delta: true, id: id})
+			}
 		},
 	}
 }
+
+// namedTypes are the types an empty subscription does not ask for in
+// full: Envoy's legacy wildcard (an empty first request) is kept for the
+// types Envoy subscribes to that way, listeners, clusters and scopes;
+// routes, endpoints and secrets are named.
+var namedTypes = []string{resource.RouteType, resource.EndpointType, resource.SecretType}
 
 // Register serves the cache on a gRPC server: ADS and the per-type
 // discovery services, state-of-the-world and delta.
@@ -278,10 +310,7 @@ func Register(ctx context.Context, gs *grpc.Server, c *Cache, m *Metrics, log *s
 	srv := serverv3.NewServer(ctx, c, cb.funcs(),
 		sotw.WithOrderedADS(),
 		sotw.WithLogger(quietLogger{log}),
-		// Envoy's legacy wildcard (an empty first request) is kept for the
-		// types Envoy subscribes to that way: listeners, clusters, scopes,
-		// and secrets are named.
-		config.DeactivateLegacyWildcardForTypes([]string{resource.RouteType, resource.EndpointType, resource.SecretType}),
+		config.DeactivateLegacyWildcardForTypes(namedTypes),
 	)
 	envoy_service_discovery_v3.RegisterAggregatedDiscoveryServiceServer(gs, srv)
 	envoy_service_endpoint_v3.RegisterEndpointDiscoveryServiceServer(gs, srv)

@@ -58,7 +58,7 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 	for _, n := range names {
 		resources = append(resources, t.resources[n].Any)
 	}
-	return &cache.PassthroughResponse{
+	return newSotwReply(&cache.PassthroughResponse{
 		Request: req,
 		DiscoveryResponse: &envoy_service_discovery_v3.DiscoveryResponse{
 			VersionInfo: t.version(),
@@ -66,7 +66,7 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 			Resources:   resources,
 		},
 		ReturnedResources: next,
-	}
+	}, names)
 }
 
 // sotwNeeded reports whether the stream must be answered.
