@@ -17,6 +17,8 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 		pending  = newPending()
 		timer    = time.NewTimer(time.Hour)
 		stage    = time.NewTimer(time.Hour)
+		prog     = time.NewTimer(0) // the first build's conditions
+		progDue  = true
 		deadline time.Time
 	)
 	timer.Stop()
@@ -26,17 +28,32 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 			stage.Reset(time.Until(next))
 		}
 	}
+	// reprogram schedules the Programmed conditions' next evaluation,
+	// unless one is due already: the cache or what nodes acknowledged
+	// changed.
+	reprogram := func() {
+		if !progDue {
+			progDue = true
+			prog.Reset(s.programmedDelay())
+		}
+	}
 	schedule(s.next)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.acks.Changed():
+			reprogram()
+		case <-prog.C:
+			progDue = false
+			s.evaluateProgrammed()
 		case <-stage.C:
 			next, err := s.pipe.Tick()
 			if err != nil {
 				s.cfg.Log.Error("publishing a stage failed", "error", err)
 			}
 			schedule(next)
+			reprogram()
 		case b := <-batches:
 			now := time.Now()
 			if pending.empty() {
@@ -53,6 +70,7 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 				s.cfg.Log.Error("build failed; still serving the last good configuration", "error", err)
 			}
 			schedule(s.next)
+			reprogram()
 		}
 	}
 }
