@@ -17,8 +17,7 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 		pending  = newPending()
 		timer    = time.NewTimer(time.Hour)
 		stage    = time.NewTimer(time.Hour)
-		prog     = time.NewTimer(0) // the first build's conditions
-		progDue  = true
+		prog     = newEvalTimer()
 		deadline time.Time
 	)
 	timer.Stop()
@@ -28,15 +27,9 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 			stage.Reset(time.Until(next))
 		}
 	}
-	// reprogram schedules the Programmed conditions' next evaluation,
-	// unless one is due already: the cache or what nodes acknowledged
+	// reprogram is called when the cache or what nodes acknowledged
 	// changed.
-	reprogram := func() {
-		if !progDue {
-			progDue = true
-			prog.Reset(s.programmedDelay())
-		}
-	}
+	reprogram := func() { prog.by(time.Now().Add(s.programmedDelay())) }
 	schedule(s.next)
 	for {
 		select {
@@ -44,9 +37,11 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 			return nil
 		case <-s.acks.Changed():
 			reprogram()
-		case <-prog.C:
-			progDue = false
-			s.evaluateProgrammed()
+		case <-prog.t.C:
+			prog.due = false
+			if held := s.evaluateProgrammed(); !held.IsZero() {
+				prog.by(held)
+			}
 		case <-stage.C:
 			next, err := s.pipe.Tick()
 			if err != nil {

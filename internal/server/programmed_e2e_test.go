@@ -63,7 +63,7 @@ func waitProgrammed(t *testing.T, s *server.Server, reason string) programmedEnt
 func TestProgrammedFollowsGRPCClient(t *testing.T) {
 	dir, _, ids := weightedSetup(t)
 	s := controlPlane(t, dir)
-	if got := programmedOf(t, s, "shop", "app"); got.Status != "Unknown" {
+	if got := waitProgrammed(t, s, xdscache.ReasonNoNodes); got.Status != "Unknown" {
 		t.Fatalf("with no node connected: %+v", got)
 	}
 	c := grpcClient(t, s, "app.example.com")

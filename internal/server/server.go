@@ -85,11 +85,13 @@ type Server struct {
 	logged   map[objects.Key]string
 	adminLis net.Listener
 	// acks is what every stream acknowledged; programmed the conditions
-	// last worked out from it, and programmedTook how long that took
+	// last published from it. programmedTook is how long working them out
+	// took, and pendingSince when each object started waiting for ACKs
 	// (build loop only).
 	acks           *xdscache.Acks
 	programmed     atomic.Pointer[map[objects.Key]xdscache.Programmed]
 	programmedTook time.Duration
+	pendingSince   map[objects.Key]time.Time
 }
 
 // NewRegistry returns the registry New uses when Config.Registry is nil:
