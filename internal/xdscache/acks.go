@@ -22,6 +22,8 @@ import (
 // Requests with another nonce say nothing about that response (stale, or
 // a subscription change). Acks is safe for concurrent use.
 type Acks struct {
+	// mu guards streams; each stream's state has its own lock, so that
+	// Evaluate never holds up every stream at once.
 	mu      sync.Mutex
 	streams map[streamKey]*streamAcks
 	changed chan struct{}
@@ -31,6 +33,7 @@ type Acks struct {
 type streamAcks struct {
 	node  string
 	group Group
+	mu    sync.Mutex
 	types map[string]*typeAcks
 }
 
@@ -85,27 +88,30 @@ func (a *Acks) signal() {
 	}
 }
 
-// typeOf returns a stream's state for a type, creating both as needed.
-// Called with mu held.
-func (a *Acks) typeOf(k streamKey, node string, g Group, typeURL string) *typeAcks {
+// lock returns a stream's state for a type, creating both as needed, with
+// the stream's lock held; the caller calls unlock.
+func (a *Acks) lock(k streamKey, node string, g Group, typeURL string) (ta *typeAcks, known bool, unlock func()) {
+	a.mu.Lock()
 	st := a.streams[k]
 	if st == nil {
 		st = &streamAcks{node: node, group: g, types: map[string]*typeAcks{}}
 		a.streams[k] = st
 	}
-	ta := st.types[typeURL]
+	a.mu.Unlock()
+	st.mu.Lock()
+	ta = st.types[typeURL]
+	known = ta != nil
 	if ta == nil {
 		ta = &typeAcks{full: !k.delta && fullState(typeURL), acked: map[string]string{}}
 		st.types[typeURL] = ta
 	}
-	return ta
+	return ta, known, st.mu.Unlock
 }
 
 // sotwRequest records what a state-of-the-world request says.
 func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DiscoveryRequest) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ta := a.typeOf(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+	defer unlock()
 	names := req.GetResourceNames()
 	ta.wildcard = slices.Contains(names, "*") || (len(names) == 0 && legacyWildcard(req.GetTypeUrl()))
 	if req.GetResponseNonce() == "" && ta.inflight == nil && len(ta.acked) == 0 {
@@ -116,11 +122,8 @@ func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3
 
 // deltaRequest records what an incremental request says.
 func (a *Acks) deltaRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, known := a.streams[k]
-	known = known && a.streams[k].types[req.GetTypeUrl()] != nil
-	ta := a.typeOf(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+	ta, known, unlock := a.lock(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+	defer unlock()
 	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
 	switch {
 	case !known:
@@ -137,7 +140,7 @@ func (a *Acks) deltaRequest(k streamKey, g Group, req *envoy_service_discovery_v
 }
 
 // answer applies an ACK or NACK of the response in flight, when the
-// request answers it. Called with mu held.
+// request answers it. Called with the stream's lock held.
 func (a *Acks) answer(ta *typeAcks, nonce, detail string, nack bool) {
 	in := ta.inflight
 	if in == nil || nonce != in.nonce {
@@ -186,9 +189,8 @@ func (a *Acks) sotwSent(ctx context.Context, k streamKey, g Group, req *envoy_se
 			versions[n] = out.returned[n]
 		}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ta := a.typeOf(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	defer unlock()
 	ta.inflight = &sent{nonce: resp.GetNonce(), versions: versions}
 }
 
@@ -198,9 +200,8 @@ func (a *Acks) deltaSent(k streamKey, g Group, req *envoy_service_discovery_v3.D
 	for _, r := range resp.GetResources() {
 		versions[r.GetName()] = r.GetVersion()
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ta := a.typeOf(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	defer unlock()
 	ta.inflight = &sent{nonce: resp.GetNonce(), versions: versions, removed: resp.GetRemovedResources()}
 }
 

@@ -84,30 +84,54 @@ type NodeView interface {
 // True when some node acknowledged everything it receives. nodes should
 // be sorted by id, so that the message is stable.
 func ProgrammedOf(resources []Served, nodes []NodeView) Programmed {
-	if len(resources) == 0 {
-		return Programmed{Status: "Unknown", Reason: ReasonNotServed, Message: "none of this object's configuration is served"}
-	}
-	waiting, acked := false, false
+	var t Tally
 	for _, n := range nodes {
-		for _, r := range resources {
-			if r.Group != n.Group() {
-				continue
-			}
-			switch st, detail := n.State(r); st {
-			case Rejected:
-				return Programmed{Status: "False", Reason: ReasonRejected,
-					Message: fmt.Sprintf("node %q (%s) rejected %s %q: %s", n.ID(), n.Group(), ShortType(r.Type), r.Name, detail)}
-			case Waiting:
-				waiting = true
-			case Acked:
-				acked = true
-			}
+		t.Add(resources, n)
+	}
+	return t.Programmed(resources)
+}
+
+// Tally is ProgrammedOf one node at a time: what the nodes added so far
+// did with one object's resources. Evaluate adds each node to every
+// object's tally in turn, so that it reads one node at a time.
+type Tally struct {
+	waiting, acked bool
+	rejected       *Programmed
+}
+
+// Add folds what node n did with the object's resources into the tally.
+// Nodes must be added in the order of their ids.
+func (t *Tally) Add(resources []Served, n NodeView) {
+	if t.rejected != nil {
+		return
+	}
+	for _, r := range resources {
+		if r.Group != n.Group() {
+			continue
+		}
+		switch st, detail := n.State(r); st {
+		case Rejected:
+			t.rejected = &Programmed{Status: "False", Reason: ReasonRejected,
+				Message: fmt.Sprintf("node %q (%s) rejected %s %q: %s", n.ID(), n.Group(), ShortType(r.Type), r.Name, detail)}
+			return
+		case Waiting:
+			t.waiting = true
+		case Acked:
+			t.acked = true
 		}
 	}
+}
+
+// Programmed returns the condition the tally adds up to.
+func (t *Tally) Programmed(resources []Served) Programmed {
 	switch {
-	case waiting:
+	case len(resources) == 0:
+		return Programmed{Status: "Unknown", Reason: ReasonNotServed, Message: "none of this object's configuration is served"}
+	case t.rejected != nil:
+		return *t.rejected
+	case t.waiting:
 		return Programmed{Status: "Unknown", Reason: ReasonPending, Message: "waiting for connected nodes to acknowledge the current configuration"}
-	case acked:
+	case t.acked:
 		return Programmed{Status: "True", Reason: ReasonProgrammed, Message: "every connected node that receives this configuration acknowledged it"}
 	}
 	return Programmed{Status: "Unknown", Reason: ReasonNoNodes, Message: "no connected node receives this configuration"}
@@ -115,18 +139,28 @@ func ProgrammedOf(resources []Served, nodes []NodeView) Programmed {
 
 // Evaluate returns the Programmed condition of each object, given the
 // resources of each as the cache serves them (Cache.Served), from what
-// the open streams acknowledged and rejected.
+// the open streams acknowledged and rejected. It holds one stream's lock
+// at a time, so that streams answering meanwhile wait for one node's
+// share of the work, not all of it.
 func (a *Acks) Evaluate(objects [][]Served) []Programmed {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	nodes := make([]NodeView, 0, len(a.streams))
+	nodes := make([]*streamAcks, 0, len(a.streams))
 	for _, st := range a.streams {
 		nodes = append(nodes, st)
 	}
+	a.mu.Unlock()
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID() < nodes[j].ID() })
+	tallies := make([]Tally, len(objects))
+	for _, n := range nodes {
+		n.mu.Lock()
+		for i, rs := range objects {
+			tallies[i].Add(rs, n)
+		}
+		n.mu.Unlock()
+	}
 	out := make([]Programmed, len(objects))
 	for i, rs := range objects {
-		out[i] = ProgrammedOf(rs, nodes)
+		out[i] = tallies[i].Programmed(rs)
 	}
 	return out
 }
@@ -137,7 +171,7 @@ func (st *streamAcks) ID() string { return st.node }
 // Group implements NodeView.
 func (st *streamAcks) Group() Group { return st.group }
 
-// State implements NodeView; the caller holds the Acks' lock.
+// State implements NodeView; the caller holds the stream's lock.
 func (st *streamAcks) State(r Served) (ResourceState, string) {
 	ta := st.types[r.Type]
 	if ta == nil {
