@@ -3,6 +3,7 @@ package xdscache
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -149,14 +150,7 @@ func (a *Acks) answer(ta *typeAcks, nonce, detail string, nack bool) {
 	ta.inflight = nil
 	defer a.signal()
 	if nack {
-		for n, v := range in.versions {
-			if ta.acked[n] != v {
-				if ta.rejected == nil {
-					ta.rejected = map[string]Rejection{}
-				}
-				ta.rejected[n] = Rejection{Version: v, Detail: detail}
-			}
-		}
+		ta.reject(in.versions, detail)
 		return
 	}
 	ta.currentAsOf = ""
@@ -172,6 +166,31 @@ func (a *Acks) answer(ta *typeAcks, nonce, detail string, nack bool) {
 	}
 	for n := range in.versions {
 		delete(ta.rejected, n)
+	}
+}
+
+// reject records a NACK of a response carrying versions. A NACK rejects a
+// whole response, but only what the node did not hold already can be at
+// fault, and when the error names some of those (Envoy's and grpc-go's
+// both name the resources they reject) only they are.
+func (ta *typeAcks) reject(versions map[string]string, detail string) {
+	var changed, named []string
+	for n, v := range versions {
+		if ta.acked[n] != v {
+			changed = append(changed, n)
+			if strings.Contains(detail, n) {
+				named = append(named, n)
+			}
+		}
+	}
+	if len(named) > 0 {
+		changed = named
+	}
+	if ta.rejected == nil && len(changed) > 0 {
+		ta.rejected = map[string]Rejection{}
+	}
+	for _, n := range changed {
+		ta.rejected[n] = Rejection{Version: versions[n], Detail: detail}
 	}
 }
 

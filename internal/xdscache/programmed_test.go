@@ -251,6 +251,22 @@ func TestDeltaAcks(t *testing.T) {
 	}
 }
 
+// TestNACKBlamesWhatItNames: a NACK rejects a whole response, but when
+// its error names some of the new resources, only those are rejected.
+func TestNACKBlamesWhatItNames(t *testing.T) {
+	ta := &typeAcks{acked: map[string]string{"held": "1"}}
+	sent := map[string]string{"held": "1", "alpha": "2", "beta": "3"}
+	ta.reject(sent, `resource "beta": no RouteSpecifier`)
+	if _, ok := ta.rejected["beta"]; !ok || len(ta.rejected) != 1 {
+		t.Fatalf("rejected %v, want beta only", ta.rejected)
+	}
+	ta = &typeAcks{acked: map[string]string{"held": "1"}}
+	ta.reject(sent, "something went wrong")
+	if _, ok := ta.rejected["held"]; ok || len(ta.rejected) != 2 {
+		t.Fatalf("rejected %v, want every new resource and nothing the node held", ta.rejected)
+	}
+}
+
 // BenchmarkEvaluate works out the conditions of 10,000 objects of 8
 // resources each, with 20 Envoy nodes that acknowledged everything, each
 // holding its own maps as streams do: the build loop's cost per
