@@ -103,7 +103,7 @@ func (e *Engine) Produced(k objects.Key) []ResourceRef {
 		}
 	case objects.KindEndpointSlice:
 		if es := e.snap.EndpointSlices[nn]; es != nil {
-			svc := types.NamespacedName{Namespace: es.Namespace, Name: es.Labels[objects.ServiceNameLabel]}
+			svc, _ := objects.SliceService(es)
 			for _, ce := range e.shared.byService[svc] {
 				e.clusterProduced(&p, ce.cluster.Name, false)
 			}
@@ -356,4 +356,18 @@ func (p produced) sorted(e *Engine) []ResourceRef {
 		return strings.Compare(string(a.Group)+"\x00"+a.Type+"\x00"+a.Name, string(b.Group)+"\x00"+b.Type+"\x00"+b.Name)
 	})
 	return out
+}
+
+// Status returns one object's status as of the last build, nil when it
+// has none: what Statuses lists, without listing them all.
+func (e *Engine) Status(k objects.Key) *dag.Status {
+	if e.degraded {
+		list := e.ref.Statuses
+		i, found := slices.BinarySearchFunc(list, k, func(st *dag.Status, k objects.Key) int { return st.Key.Compare(k) })
+		if !found {
+			return nil
+		}
+		return list[i]
+	}
+	return e.statuses.current[k]
 }

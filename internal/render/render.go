@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -16,8 +17,10 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 )
 
 // Output is one group's resources and the status of every object.
@@ -56,30 +59,41 @@ type Options struct {
 // Groups are the consumer groups render knows.
 var Groups = []string{"envoy", "grpc", "dns"}
 
-// Run builds the DAG from the snapshot and translates it for the group.
+// Run builds the snapshot the way serve does — the incremental engine,
+// then the gate before the cache (internal/pipeline) — and translates the
+// DAG for the group. Resources the gate withholds are left out, and the
+// objects that made them report why, whichever group they were for.
 func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
-	res := dag.Build(snap, opts.DAG)
 	group := opts.Group
 	if group == "" {
 		group = "envoy"
 	}
-	r, err := translator.ForGroup(group, res.DAG, snap, opts.Translator)
-	if err != nil {
+	if _, err := translator.ForGroup(group, nil, nil, opts.Translator); err != nil {
 		return nil, fmt.Errorf("%w: use one of %v", err, Groups)
 	}
-	return &Output{Resources: ByType(r), Statuses: res.Statuses}, nil
+	p := pipeline.New(xdscache.New(), pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler)})
+	// An error is a resource that does not encode, which the engine left
+	// out: the translation below has it, and the gate's view drops it.
+	_, _ = p.Apply(pipeline.SnapshotChanges(snap))
+	r, err := translator.ForGroup(group, p.DAG(), p.Snapshot(), opts.Translator)
+	if err != nil {
+		return nil, err
+	}
+	served := p.Served(xdscache.Group(group))
+	out := &Output{Resources: map[string][]proto.Message{}, Statuses: p.Statuses()}
+	for url, ms := range ByType(r) {
+		for _, m := range ms {
+			if served[url][xdscache.ResourceName(m)] != nil {
+				out.Resources[url] = append(out.Resources[url], m)
+			}
+		}
+	}
+	return out, nil
 }
 
 // ByType groups a translation's resources by type URL, leaving out empty
 // types.
-func ByType(r *translator.Resources) map[string][]proto.Message {
-	out := map[string][]proto.Message{}
-	for _, m := range r.All() {
-		url := "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
-		out[url] = append(out[url], m)
-	}
-	return out
-}
+func ByType(r *translator.Resources) map[string][]proto.Message { return xdscheck.ByType(r) }
 
 // Valid reports whether every object is valid and the source read every
 // document: what `render` turns into its exit status.

@@ -110,7 +110,9 @@ func (s *Server) build(changes []objects.Change) error {
 		return err
 	}
 	s.cfg.Log.Debug("built", "full", res.Full, "changes", len(changes), "assignments", res.Assignments, "duration", res.Duration)
-	if !res.Full {
+	if u := res.StatusUpdate; !res.Full && len(u.Changed) == 0 && len(u.Removed) == 0 {
+		// The endpoint path changes statuses only when the gate withholds
+		// a load assignment, or lets it through again.
 		return nil
 	}
 	// The cache already holds the new resources; what follows is for
