@@ -63,9 +63,13 @@ func (s *Server) evaluateProgrammed() time.Time {
 			continue
 		}
 		produced := s.pipe.Produced(st.Key)
-		refs := make([]xdscache.Ref, len(produced))
-		for i, r := range produced {
-			refs[i] = xdscache.Ref{Group: r.Group, Type: r.Type, Name: r.Name}
+		refs := make([]xdscache.Ref, 0, len(produced))
+		for _, r := range produced {
+			// What the gate withholds is served to nobody; the Valid
+			// condition says why.
+			if s.pipe.Served(r.Group)[r.Type][r.Name] != nil {
+				refs = append(refs, xdscache.Ref{Group: r.Group, Type: r.Type, Name: r.Name})
+			}
 		}
 		keys = append(keys, st.Key)
 		served = append(served, s.cache.Served(refs))
