@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -136,4 +137,42 @@ func TestProgrammedFollowsADSClient(t *testing.T) {
 	writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", map[string]int{"a": 1, "c": 1}))
 	answer(next(), "")
 	waitProgrammed(t, s, xdscache.ReasonProgrammed)
+}
+
+// TestProgrammedFollowsDeltaClient is TestProgrammedFollowsADSClient over
+// an incremental stream, whose responses name their resources and
+// versions themselves.
+func TestProgrammedFollowsDeltaClient(t *testing.T) {
+	dir, _, _ := weightedSetup(t)
+	s := controlPlane(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(t, s.XDSAddr().String())).DeltaAggregatedResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx := receive(st.Recv)
+	answer := func(nack string) {
+		t.Helper()
+		resp, ok, err := rx.next(10 * time.Second)
+		if err != nil || !ok {
+			t.Fatalf("no clusters: %v", err)
+		}
+		req := &envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResponseNonce: resp.GetNonce()}
+		if nack != "" {
+			req.ErrorDetail = &status.Status{Code: 3, Message: nack}
+		}
+		if err := st.Send(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = st.Send(&envoy_service_discovery_v3.DeltaDiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType})
+	answer("")
+	waitProgrammed(t, s, xdscache.ReasonProgrammed)
+
+	writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", map[string]int{"a": 1, "b": 1}))
+	answer("e2e: delta cluster rejected")
+	if got := waitProgrammed(t, s, xdscache.ReasonRejected); !strings.Contains(got.Message, "e2e: delta cluster rejected") {
+		t.Fatalf("rejected: %+v", got)
+	}
 }
