@@ -64,8 +64,8 @@ func (c *clusterClient) send(req *envoy_service_discovery_v3.DiscoveryRequest) {
 }
 
 // answer waits for the next response and ACKs it, or NACKs it with
-// detail.
-func (c *clusterClient) answer(detail string) {
+// detail; it returns when the answer was sent.
+func (c *clusterClient) answer(detail string) time.Time {
 	c.t.Helper()
 	var resp *envoy_service_discovery_v3.DiscoveryResponse
 	select {
@@ -81,6 +81,7 @@ func (c *clusterClient) answer(detail string) {
 		req.ErrorDetail = &status.Status{Code: 3, Message: detail}
 	}
 	c.send(req)
+	return time.Now()
 }
 
 // waitProgrammed waits until the proxy's Programmed condition on the API
@@ -119,8 +120,9 @@ func TestKubeProgrammed(t *testing.T) {
 	p := k.getProxy("app")
 	p.Spec.Routes[0].Services[0].Name = "web2"
 	k.updateProxy(p)
-	envoy.answer("e2e: cluster rejected on command")
+	nacked := envoy.answer("e2e: cluster rejected on command")
 	c := k.waitProgrammed("app", metav1.ConditionFalse, "Rejected")
+	t.Logf("the NACK reached the API server %v after it was sent", time.Since(nacked).Round(time.Millisecond))
 	if !strings.Contains(c.Message, `"envoy-kube"`) || !strings.Contains(c.Message, "e2e: cluster rejected on command") || c.ObservedGeneration != p.Generation {
 		t.Fatalf("the condition must name the node and its error: %+v", c)
 	}

@@ -127,8 +127,11 @@ func TestProgrammedFollowsADSClient(t *testing.T) {
 
 	// New weights are a new cluster; the client rejects it.
 	writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", map[string]int{"a": 1, "b": 1}))
-	answer(next(), "e2e: cluster rejected on command")
+	resp := next()
+	nacked := time.Now()
+	answer(resp, "e2e: cluster rejected on command")
 	got := waitProgrammed(t, s, xdscache.ReasonRejected)
+	t.Logf("the NACK showed on the condition %v after it was sent", time.Since(nacked).Round(time.Millisecond))
 	if got.Status != "False" || !strings.Contains(got.Message, `"envoy-e2e" (envoy)`) || !strings.Contains(got.Message, "e2e: cluster rejected on command") {
 		t.Fatalf("rejected: %+v", got)
 	}
