@@ -55,7 +55,9 @@ func (e *Engine) Owners(g xdscache.Group, typeURL, name string) []objects.Key {
 	case (typeURL == resource.ClusterType || typeURL == resource.EndpointType) && g == xdscache.GroupDNS:
 		if d := e.shared.dns[name]; d != nil {
 			o.add(d.winner.owner)
-			e.serviceOwners(&o, d.entry, typeURL == resource.EndpointType)
+			if d.entry != nil {
+				e.serviceOwners(&o, d.entry, typeURL == resource.EndpointType)
+			}
 		}
 	case typeURL == resource.ClusterType || typeURL == resource.EndpointType:
 		if ce := e.shared.clusters[name]; ce != nil {

@@ -32,7 +32,10 @@ import (
 //     (a new cluster whose load assignment is bad, a route using that
 //     cluster) is withheld too, and keeps its own previous version;
 //   - a resource the build deletes stays while a kept previous version
-//     still refers to it.
+//     still refers to it;
+//   - the HTTPS listener, one filter chain per secure host, is patched
+//     instead: only the failing hosts' chains are held back
+//     (gatehttps.go).
 //
 // So a withheld load assignment keeps the old endpoints; a new cluster
 // with a bad load assignment is withheld with the route configurations
@@ -47,6 +50,9 @@ type Rejection struct {
 	// Resource is the version that failed validation, nil when the
 	// resource is withheld for what it refers to.
 	Resource *xdscache.Resource
+	// Hosts are, for the HTTPS listener served without some of its filter
+	// chains, the hosts whose chain was withheld and why.
+	Hosts []HostProblem
 }
 
 // Gate keeps, per consumer group, the resources that passed. It is used
@@ -74,6 +80,8 @@ type typeName struct{ typ, name string }
 type rejected struct {
 	res *xdscache.Resource
 	err error
+	// hosts are the HTTPS listener's withheld chains (gatehttps.go).
+	hosts []HostProblem
 }
 
 // NewGate returns a gate that has served nothing.
@@ -107,12 +115,15 @@ func (gt *Gate) Pass(g xdscache.Group, target incremental.Targets, changes map[s
 		}
 	}
 	refs := gt.validate(g, examine, target, served)
-	gt.resolve(g, examine, prev, served, refs)
+	if served[httpsListener.typ][httpsListener.name] != target[httpsListener.typ][httpsListener.name] {
+		gt.patchHTTPS(g, target, prev, served)
+	}
+	gt.resolve(g, examine, target, prev, served, refs)
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 		if rj, ok := gt.rejected[ref]; ok {
 			if b, was := before[ref]; !was || b.res != rj.res {
-				fresh = append(fresh, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res})
+				fresh = append(fresh, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res, Hosts: rj.hosts})
 			}
 		}
 	}
@@ -272,7 +283,7 @@ func inParallel(n int, fn func(i int)) {
 // that is not served, and keeps what a previous version still refers to.
 // Every step moves a resource back to its previous version, which
 // resolved, so it ends.
-func (gt *Gate) resolve(g xdscache.Group, examine []typeName, prev map[typeName]*xdscache.Resource, served incremental.Targets, refs map[*xdscache.Resource][]xdscheck.Ref) {
+func (gt *Gate) resolve(g xdscache.Group, examine []typeName, target incremental.Targets, prev map[typeName]*xdscache.Resource, served incremental.Targets, refs map[*xdscache.Resource][]xdscheck.Ref) {
 	refsOf := func(r *xdscache.Resource) []xdscheck.Ref {
 		out, ok := refs[r]
 		if !ok {
@@ -299,6 +310,12 @@ func (gt *Gate) resolve(g xdscache.Group, examine []typeName, prev map[typeName]
 					changed = true
 					continue
 				}
+				if tn == httpsListener {
+					if ok, again := gt.patchHTTPS(g, target, prev, served); ok {
+						changed = changed || again
+						break
+					}
+				}
 				if p := prev[tn]; p == r {
 					continue // served before as it is: nothing to go back to
 				} else if p != nil {
@@ -322,7 +339,7 @@ func (gt *Gate) resolve(g xdscache.Group, examine []typeName, prev map[typeName]
 func (gt *Gate) Rejected() []Rejection {
 	out := make([]Rejection, 0, len(gt.rejected))
 	for ref, rj := range gt.rejected {
-		out = append(out, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res})
+		out = append(out, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res, Hosts: rj.hosts})
 	}
 	slices.SortFunc(out, func(a, b Rejection) int {
 		return strings.Compare(string(a.Group)+"\x00"+a.Type+"\x00"+a.Name, string(b.Group)+"\x00"+b.Type+"\x00"+b.Name)

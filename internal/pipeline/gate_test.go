@@ -127,6 +127,12 @@ func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 		if n := m.GetCounter().GetValue(); n != 1 {
 			t.Errorf("group %s: %v load assignments counted as withheld, want 1", g, n)
 		}
+		if err := p.cfg.Metrics.WithheldNow.WithLabelValues(g, xdscache.ShortType(typeEndpoint)).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		if n := m.GetGauge().GetValue(); n != 1 {
+			t.Errorf("group %s: the gauge says %v load assignments are withheld, want 1", g, n)
+		}
 	}
 	assertServedValid(t, cache)
 
@@ -214,10 +220,11 @@ func sameVersions(a, b map[string]string) bool {
 	return true
 }
 
-// TestHTTPSListenerFailureTellsItsHost fails one filter chain of the HTTPS
-// listener, which every secure host shares: only that host's proxies are
-// told, with the chain's own problem.
-func TestHTTPSListenerFailureTellsItsHost(t *testing.T) {
+// TestHTTPSListenerKeepsGoodChains fails one filter chain of the HTTPS
+// listener, which every secure host shares: the listener is served with
+// the other chains, and only the failing host's proxies are told, with the
+// chain's own problem.
+func TestHTTPSListenerKeepsGoodChains(t *testing.T) {
 	chain := func(host string) *envoy_config_listener_v3.FilterChain {
 		return &envoy_config_listener_v3.FilterChain{FilterChainMatch: &envoy_config_listener_v3.FilterChainMatch{ServerNames: []string{host}}}
 	}
@@ -228,22 +235,39 @@ func TestHTTPSListenerFailureTellsItsHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Check(r)
-	if err == nil {
-		t.Fatal("the listener must fail")
+	target := incremental.Targets{resource.ListenerType: {translator.HTTPSListenerName: r}}
+	gt := NewGate()
+	served, _, fresh := gt.Pass(xdscache.GroupEnvoy, target, nil, true)
+	got, ok := served[resource.ListenerType][translator.HTTPSListenerName].Decoded().(*envoy_config_listener_v3.Listener)
+	if !ok || len(got.GetFilterChains()) != 1 || got.GetFilterChains()[0].GetFilterChainMatch().GetServerNames()[0] != "good.example.com" {
+		t.Fatalf("want the listener served with good.example.com's chain alone, got %v", got)
+	}
+	if len(fresh) != 1 {
+		t.Fatalf("want one fresh rejection, got %v", fresh)
 	}
 	owners := func(g xdscache.Group, typ, name string) []objects.Key {
 		host := strings.TrimPrefix(name, translator.HTTPSRouteName(""))
 		return []objects.Key{{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: strings.TrimSuffix(host, ".example.com")}}
 	}
-	rj := Rejection{ResourceRef: incremental.ResourceRef{Group: xdscache.GroupEnvoy, Type: resource.ListenerType, Name: translator.HTTPSListenerName}, Err: err, Resource: r}
-	conds := RejectionConditions([]Rejection{rj}, owners)
+	conds := RejectionConditions(gt.Rejected(), owners)
 	if len(conds) != 1 {
 		t.Fatalf("want shop/bad told alone, got %v", conds)
 	}
 	cs := conds[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: "bad"}]
-	if len(cs) != 1 || !strings.Contains(cs[0].Message, "filter chain for bad.example.com") {
+	if len(cs) != 1 || !strings.Contains(cs[0].Message, `filter chain for bad.example.com: envoy.config.listener.v3.FilterChain: filters[0].name: "": value length must be at least 1`) {
 		t.Fatalf("shop/bad's conditions: %v", cs)
 	}
-	t.Log(cs[0].Message)
+
+	// Fixed, the build's listener goes out whole and nothing is withheld.
+	fixed := translator.HTTPSListenerWithChains([]*envoy_config_listener_v3.FilterChain{chain("good.example.com"), chain("bad.example.com")}, translator.DefaultOptions())
+	fr, err := xdscache.Encode(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := map[string]map[string]incremental.Change{resource.ListenerType: {translator.HTTPSListenerName: {Old: r, New: fr}}}
+	target[resource.ListenerType][translator.HTTPSListenerName] = fr
+	served, _, _ = gt.Pass(xdscache.GroupEnvoy, target, changes, false)
+	if served[resource.ListenerType][translator.HTTPSListenerName] != fr || len(gt.Rejected()) != 0 {
+		t.Fatalf("the fixed listener must go out, with nothing withheld: %v", gt.Rejected())
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
@@ -12,7 +11,6 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
-	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 )
 
 // Conditions are the gate's errors, by the object that reports each.
@@ -32,14 +30,14 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 	type failure struct{ typ, name, err string }
 	var order []failure
 	groups := map[failure][]string{}
-	failed := map[failure]*xdscache.Resource{}
+	failed := map[failure]Rejection{}
 	for _, rj := range rejections {
 		f := failure{rj.Type, rj.Name, rj.Err.Error()}
 		if groups[f] == nil {
 			order = append(order, f)
 		}
 		groups[f] = append(groups[f], string(rj.Group))
-		failed[f] = rj.Resource
+		failed[f] = rj
 	}
 	out := Conditions{}
 	report := func(group, typ, name, problem string, keys []objects.Key) {
@@ -60,40 +58,16 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 	}
 	for _, f := range order {
 		group := strings.Join(groups[f], " and ")
-		if f.typ == resource.ListenerType && f.name == translator.HTTPSListenerName {
-			// Every secure host has a filter chain on this listener: only
-			// the hosts whose chain fails are told.
-			if culprits := failingChains(failed[f]); len(culprits) > 0 {
-				for _, c := range culprits {
-					report(group, f.typ, f.name, "filter chain for "+c.fqdn+": "+c.err,
-						owners(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(c.fqdn)))
-				}
-				continue
+		if hosts := failed[f].Hosts; len(hosts) > 0 {
+			// Every secure host has a filter chain on the HTTPS listener:
+			// only the hosts whose chain is withheld are told.
+			for _, h := range hosts {
+				report(group, f.typ, f.name, "filter chain for "+h.FQDN+": "+h.Problem,
+					owners(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(h.FQDN)))
 			}
+			continue
 		}
 		report(group, f.typ, f.name, f.err, owners(xdscache.Group(groups[f][0]), f.typ, f.name))
-	}
-	return out
-}
-
-type culprit struct{ fqdn, err string }
-
-// failingChains lists the server names of the HTTPS listener's filter
-// chains that fail on their own (none when the listener does not decode,
-// or what fails is outside its chains).
-func failingChains(r *xdscache.Resource) []culprit {
-	if r == nil {
-		return nil
-	}
-	l, _ := r.Decoded().(*envoy_config_listener_v3.Listener)
-	var out []culprit
-	for _, fc := range l.GetFilterChains() {
-		errs, _ := xdscheck.Inspect(fc)
-		if err := joinProblems(errs); err != nil {
-			for _, sn := range fc.GetFilterChainMatch().GetServerNames() {
-				out = append(out, culprit{sn, err.Error()})
-			}
-		}
 	}
 	return out
 }

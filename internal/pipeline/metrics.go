@@ -9,8 +9,10 @@ type Metrics struct {
 	BuildSeconds *prometheus.HistogramVec
 	Builds       *prometheus.CounterVec
 	Resources    *prometheus.GaugeVec
-	// Withheld counts the resource versions the gate withheld (gate.go).
-	Withheld *prometheus.CounterVec
+	// Withheld counts the resource versions the gate withheld (gate.go),
+	// WithheldNow the resources it withholds as of the last build.
+	Withheld    *prometheus.CounterVec
+	WithheldNow *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them when reg is not nil.
@@ -27,9 +29,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "switchyard_gate_withheld_resources_total",
 			Help: "Resource versions withheld from clients because they failed validation or referred to a withheld resource, by consumer group and type.",
 		}, []string{"group", "type"}),
+		WithheldNow: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_gate_withheld_resources",
+			Help: "Resources withheld from clients now (their last good version, if any, is served), by consumer group and type.",
+		}, []string{"group", "type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.BuildSeconds, m.Builds, m.Resources, m.Withheld)
+		reg.MustRegister(m.BuildSeconds, m.Builds, m.Resources, m.Withheld, m.WithheldNow)
 	}
 	return m
 }

@@ -119,7 +119,9 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 		}
 	}
 	res.Duration = time.Since(start)
-	conds := RejectionConditions(p.gate.Rejected(), p.engine.Owners)
+	rejected := p.gate.Rejected()
+	p.countWithheld(rejected)
+	conds := RejectionConditions(rejected, p.engine.Owners)
 	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds)
 	p.conds = conds
 	res.Next = p.next()
@@ -161,6 +163,20 @@ func (p *Pipeline) Served(g xdscache.Group) incremental.Targets { return p.gate.
 
 // Rejected lists the resources the gate withholds now.
 func (p *Pipeline) Rejected() []Rejection { return p.gate.Rejected() }
+
+// countWithheld sets the gauge of what the gate withholds, every group
+// and type included so that a type that recovers reads 0.
+func (p *Pipeline) countWithheld(rejected []Rejection) {
+	n := map[incremental.ResourceRef]int{}
+	for _, rj := range rejected {
+		n[incremental.ResourceRef{Group: rj.Group, Type: rj.Type}]++
+	}
+	for _, g := range xdscache.Groups {
+		for _, t := range xdscache.TypesOf(g) {
+			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdscache.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
+		}
+	}
+}
 
 // withheld counts and logs the resources that newly failed the gate.
 func (p *Pipeline) withheld(fresh []Rejection) {

@@ -80,10 +80,27 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 		return nil, err
 	}
 	served := p.Served(xdscache.Group(group))
+	// What the gate rejected is left out, or, for the HTTPS listener
+	// served without a failing host's chain, printed as it is served.
+	patched := map[string]map[string]bool{}
+	for _, rj := range p.Rejected() {
+		if string(rj.Group) == group {
+			if patched[rj.Type] == nil {
+				patched[rj.Type] = map[string]bool{}
+			}
+			patched[rj.Type][rj.Name] = true
+		}
+	}
 	out := &Output{Resources: map[string][]proto.Message{}, Statuses: p.Statuses()}
 	for url, ms := range ByType(r) {
 		for _, m := range ms {
-			if served[url][xdscache.ResourceName(m)] != nil {
+			name := xdscache.ResourceName(m)
+			res := served[url][name]
+			switch {
+			case res == nil:
+			case patched[url][name]:
+				out.Resources[url] = append(out.Resources[url], res.Decoded())
+			default:
 				out.Resources[url] = append(out.Resources[url], m)
 			}
 		}

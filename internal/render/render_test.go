@@ -1,9 +1,12 @@
 package render_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
@@ -51,17 +54,7 @@ func TestRunGates(t *testing.T) {
 		if n := len(out.Resources[resource.EndpointType]); n != 1 {
 			t.Errorf("%s: %d load assignments rendered, want the good one", group, n)
 		}
-		var ms []proto.Message
-		for _, list := range out.Resources {
-			ms = append(ms, list...)
-		}
-		res, err := xdscheck.Collect(ms)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, err := range xdscheck.CheckServed(group, res) {
-			t.Errorf("%s: rendered something invalid: %v", group, err)
-		}
+		checkRendered(t, group, out)
 		if out.Valid() {
 			t.Errorf("%s: the output must not be valid", group)
 		}
@@ -81,5 +74,65 @@ func TestRunGates(t *testing.T) {
 		if !found {
 			t.Errorf("%s: shop/bad does not say its port is 70000: %v", group, out.Statuses)
 		}
+	}
+}
+
+// TestRunGatesHTTPS renders two secure hosts, one of whose endpoints no
+// client accepts: the HTTPS listener is rendered, as served, with the
+// good host's filter chain alone, and everything rendered passes.
+func TestRunGatesHTTPS(t *testing.T) {
+	dir := filepath.Join("..", "translator", "testdata", "certs")
+	cert, err := os.ReadFile(filepath.Join(dir, "tls.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(filepath.Join(dir, "tls.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := objects.NewSnapshot()
+	objs := append(host("good", "a", "10.0.0.1", 8080), host("bad", "z", "10.0.0.999", 8080)...)
+	objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "tls"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": cert, "tls.key": key}})
+	for _, o := range objs {
+		if hp, ok := o.(*switchyardv1.HTTPProxy); ok {
+			hp.Spec.VirtualHost.TLS = &switchyardv1.TLS{SecretName: "tls"}
+		}
+		if _, err := snap.Upsert(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: "envoy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, m := range out.Resources[resource.ListenerType] {
+		if l := m.(*envoy_config_listener_v3.Listener); l.GetName() == translator.HTTPSListenerName {
+			for _, fc := range l.GetFilterChains() {
+				hosts = append(hosts, fc.GetFilterChainMatch().GetServerNames()...)
+			}
+		}
+	}
+	if len(hosts) != 1 || hosts[0] != "good.example.com" {
+		t.Fatalf("want the HTTPS listener with good.example.com's chain alone, got %v", hosts)
+	}
+	checkRendered(t, "envoy", out)
+}
+
+// checkRendered checks a group's rendered resources as the gate checks
+// what it serves.
+func checkRendered(t *testing.T, group string, out *render.Output) {
+	t.Helper()
+	var ms []proto.Message
+	for _, list := range out.Resources {
+		ms = append(ms, list...)
+	}
+	res, err := xdscheck.Collect(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range xdscheck.CheckServed(group, res) {
+		t.Errorf("%s: rendered something invalid: %v", group, err)
 	}
 }
