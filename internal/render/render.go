@@ -31,6 +31,21 @@ type Output struct {
 	Statuses  []*dag.Status
 	// SourceProblems are what the source could not read, one line each.
 	SourceProblems []string
+	// Programmed, when set, is what the data plane did with each object
+	// (its Programmed condition), printed with its status.
+	Programmed map[objects.Key]xdscache.Programmed
+}
+
+// NoDataPlane marks every HTTPProxy and ExtensionService as programmed by
+// no data plane: render serves nothing, so the condition is Unknown, and
+// printing it says where the condition comes from.
+func (o *Output) NoDataPlane() {
+	o.Programmed = map[objects.Key]xdscache.Programmed{}
+	for _, st := range o.Statuses {
+		if k := st.Key.Kind; k == objects.KindHTTPProxy || k == objects.KindExtensionService {
+			o.Programmed[st.Key] = xdscache.NoDataPlane
+		}
+	}
 }
 
 // Options select what is rendered.
@@ -127,6 +142,24 @@ type statusDoc struct {
 	Description   string                      `json:"description"`
 	Errors        []switchyardv1.SubCondition `json:"errors,omitempty"`
 	Warnings      []switchyardv1.SubCondition `json:"warnings,omitempty"`
+	Programmed    *ProgrammedDoc              `json:"programmed,omitempty"`
+}
+
+// ProgrammedDoc is the printed form of a Programmed condition.
+type ProgrammedDoc struct {
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// ProgrammedOf returns the printed form of an object's Programmed
+// condition, nil when m has none for it.
+func ProgrammedOf(m map[objects.Key]xdscache.Programmed, k objects.Key) *ProgrammedDoc {
+	p, ok := m[k]
+	if !ok {
+		return nil
+	}
+	return &ProgrammedDoc{Status: p.Status, Reason: p.Reason, Message: p.Message}
 }
 
 // Encode prints the output as "yaml" or "json". Private keys are redacted:
@@ -146,6 +179,7 @@ func (o *Output) Encode(format string) ([]byte, error) {
 		doc.Statuses = append(doc.Statuses, statusDoc{
 			Kind: st.Key.Kind.String(), Namespace: st.Key.Namespace, Name: st.Key.Name,
 			CurrentStatus: st.State, Description: st.Description, Errors: st.Errors, Warnings: st.Warnings,
+			Programmed: ProgrammedOf(o.Programmed, st.Key),
 		})
 	}
 	j, err := json.MarshalIndent(doc, "", "  ")
