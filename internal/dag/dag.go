@@ -42,6 +42,8 @@ type VirtualHost struct {
 	Proxy types.NamespacedName
 	// Routes are sorted most specific first, the order Envoy must see them.
 	Routes []*Route
+	// IPFilter, when set, applies to every route that has none of its own.
+	IPFilter *IPFilter
 }
 
 // SecureVirtualHost is a virtual host on the HTTPS listener.
@@ -133,6 +135,9 @@ type Route struct {
 	// route's context merged over the virtual host's.
 	AuthDisabled bool
 	AuthContext  map[string]string
+
+	// IPFilter, when set, replaces the virtual host's.
+	IPFilter *IPFilter
 }
 
 // matchOnly copies what identifies r and what it matches, with no action:

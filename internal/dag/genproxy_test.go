@@ -60,6 +60,7 @@ func (c *choices) virtualHost() *switchyardv1.VirtualHost {
 			vh.Authorization.WithRequestBody = &switchyardv1.AuthorizationServerBufferSettings{MaxRequestBytes: maybe(c, pool[int32]{[]int32{1024}, []int32{0, -1}})}
 		}
 	}
+	vh.IPFilterPolicies = c.ipFilters()
 	return vh
 }
 
@@ -192,6 +193,7 @@ func (c *choices) routePolicies(r *switchyardv1.Route) {
 	if c.oneIn(6) {
 		r.AuthPolicy = &switchyardv1.AuthorizationPolicy{Disabled: c.oneIn(2), Context: map[string]string{"route": "x"}}
 	}
+	r.IPFilterPolicies = c.ipFilters()
 }
 
 func (c *choices) tcpProxy() *switchyardv1.TCPProxy {

@@ -154,6 +154,9 @@ func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 		for _, l := range translator.GRPCListeners(h) {
 			out.grpcLis = append(out.grpcLis, enc(l))
 		}
+		for _, l := range translator.GRPCServerListeners(h) {
+			out.grpcLis = append(out.grpcLis, enc(l))
+		}
 		out.grpcCluster = translator.GRPCClusters(h)
 	}
 	return out

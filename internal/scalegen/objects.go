@@ -80,6 +80,10 @@ func (g *generator) route(p *proxyPlan, r int) switchyardv1.Route {
 	case 2:
 		route.RetryPolicy = &switchyardv1.RetryPolicy{Count: ptr[int32](2), PerTryTimeout: "5s"}
 	}
+	if r%4 == 3 {
+		// An admin route open to the cluster network only.
+		route.IPAllowFilterPolicy = []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourcePeer, CIDR: "10.0.0.0/8"}}
+	}
 	for s := range g.cfg.ServicesPerRoute {
 		svc := switchyardv1.Service{Name: serviceName(p, r, s), Port: 80}
 		if g.cfg.ServicesPerRoute > 1 {

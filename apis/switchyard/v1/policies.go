@@ -1,0 +1,14 @@
+package v1
+
+// HostPolicies are the traffic policies of a virtual host, with Contour's
+// field names. They sit in a type of their own, inlined into VirtualHost,
+// so that each policy's fields live in the file of that policy.
+type HostPolicies struct {
+	IPFilterPolicies `json:",inline"`
+}
+
+// RoutePolicies are the traffic policies of a route, inlined into Route.
+// Each replaces the virtual host's policy of the same kind for that route.
+type RoutePolicies struct {
+	IPFilterPolicies `json:",inline"`
+}

@@ -1,0 +1,28 @@
+package churn
+
+import (
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+)
+
+// ipFilterChoices are the IP filters a step may give a host or a route:
+// none, an allow list, a deny list, and a wrong one (a bad range, which
+// keeps a host off the wire and makes a route answer 503).
+var ipFilterChoices = []switchyardv1.IPFilterPolicies{
+	{},
+	{IPAllowFilterPolicy: []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourcePeer, CIDR: "10.0.0.0/8"}}},
+	{IPDenyFilterPolicy: []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourceRemote, CIDR: "192.168.0.1"}}},
+	{IPDenyFilterPolicy: []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourcePeer, CIDR: "10.0.0.0/40"}}},
+}
+
+// policyChange sets or clears a traffic policy of the host or of one
+// route.
+func (m *Mutator) policyChange(p *switchyardv1.HTTPProxy) {
+	f := ipFilterChoices[m.rng.Intn(len(ipFilterChoices))]
+	if vh := p.Spec.VirtualHost; vh != nil && m.rng.Intn(2) == 0 {
+		vh.IPFilterPolicies = f
+		return
+	}
+	if len(p.Spec.Routes) > 0 {
+		p.Spec.Routes[m.rng.Intn(len(p.Spec.Routes))].IPFilterPolicies = f
+	}
+}

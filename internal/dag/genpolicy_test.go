@@ -1,0 +1,40 @@
+package dag_test
+
+import (
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+)
+
+// genCIDRs are the ranges IP filters draw from, the bad ones being what a
+// typo makes of them.
+var genCIDRs = pool[string]{
+	good: []string{"10.0.0.0/8", "192.168.1.7", "2001:db8::/32", "0.0.0.0/0"},
+	bad:  []string{"10.0.0.0/33", "not-an-ip", "", "fe80::1%eth0"},
+}
+
+// ipFilters draws an allow or a deny list (or, rarely, both, which is
+// wrong), or neither.
+func (c *choices) ipFilters() switchyardv1.IPFilterPolicies {
+	var p switchyardv1.IPFilterPolicies
+	if !c.oneIn(4) {
+		return p
+	}
+	rule := func() switchyardv1.IPFilterPolicy {
+		return switchyardv1.IPFilterPolicy{
+			Source: draw(c, pool[switchyardv1.IPFilterSource]{good: []switchyardv1.IPFilterSource{switchyardv1.IPFilterSourcePeer, switchyardv1.IPFilterSourceRemote}, bad: []switchyardv1.IPFilterSource{"", "Client"}}),
+			CIDR:   draw(c, genCIDRs),
+		}
+	}
+	rules := []switchyardv1.IPFilterPolicy{rule()}
+	if c.oneIn(2) {
+		rules = append(rules, rule())
+	}
+	switch c.intn(5) {
+	case 4:
+		p.IPAllowFilterPolicy, p.IPDenyFilterPolicy = rules, rules[:1]
+	case 2, 3:
+		p.IPDenyFilterPolicy = rules
+	default:
+		p.IPAllowFilterPolicy = rules
+	}
+	return p
+}

@@ -1,0 +1,43 @@
+package dag
+
+import (
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+)
+
+// hostPolicy is what a root's traffic policies resolved to, read by the
+// routes built after it and set on the virtual hosts at the end.
+type hostPolicy struct {
+	ipFilter *IPFilter
+}
+
+// hostPolicies validates the root's traffic policies, recording errors.
+// It returns false when the host must not be served (see hostIPFilter).
+func (rb *rootBuilder) hostPolicies(root *switchyardv1.HTTPProxy, st *Status) bool {
+	return rb.hostIPFilter(root, st)
+}
+
+// applyHostPolicies sets the host policies on the virtual hosts built.
+// The plain-HTTP host gets them too: the routes it forwards
+// (permitInsecure) must be filtered like their HTTPS twins.
+func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
+	if vh := res.Insecure; vh != nil {
+		vh.IPFilter = rb.hostPolicy.ipFilter
+	}
+	if svh := res.Secure; svh != nil && svh.TCPProxy == nil {
+		svh.IPFilter = rb.hostPolicy.ipFilter
+	}
+}
+
+// routePolicies validates a route's traffic policies; each failure is
+// recorded and makes the route invalid.
+func (b *routeBuilder) routePolicies(r *switchyardv1.Route, out *Route) bool {
+	return b.routeIPFilter(r, out)
+}
+
+// guarded reports whether a route sits behind a policy that decides who
+// may reach it: ext_authz, or an IP filter of its own or of its host.
+// Clients that bypass Envoy and cannot enforce the policy (DNS clients)
+// must not be led to its backends.
+func (rb *rootBuilder) guarded(r *Route) bool {
+	return (rb.authEnabled && !r.AuthDisabled) || r.IPFilter != nil || rb.hostPolicy.ipFilter != nil
+}
