@@ -14,9 +14,21 @@ var ipFilterChoices = []switchyardv1.IPFilterPolicies{
 	{IPDenyFilterPolicy: []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourcePeer, CIDR: "10.0.0.0/40"}}},
 }
 
+// corsChoices are the CORS policies a step may give a host: none, a good
+// one and a wrong one (served without CORS).
+var corsChoices = []*switchyardv1.CORSPolicy{
+	nil,
+	{AllowOrigin: []string{"*"}, AllowMethods: []switchyardv1.CORSHeaderValue{"GET"}, MaxAge: "10m"},
+	{AllowOrigin: []string{"https://("}, AllowMethods: []switchyardv1.CORSHeaderValue{"GET"}},
+}
+
 // policyChange sets or clears a traffic policy of the host or of one
 // route.
 func (m *Mutator) policyChange(p *switchyardv1.HTTPProxy) {
+	if vh := p.Spec.VirtualHost; vh != nil && m.rng.Intn(3) == 0 {
+		vh.CORSPolicy = corsChoices[m.rng.Intn(len(corsChoices))]
+		return
+	}
 	f := ipFilterChoices[m.rng.Intn(len(ipFilterChoices))]
 	if vh := p.Spec.VirtualHost; vh != nil && m.rng.Intn(2) == 0 {
 		vh.IPFilterPolicies = f

@@ -42,8 +42,8 @@ type VirtualHost struct {
 	Proxy types.NamespacedName
 	// Routes are sorted most specific first, the order Envoy must see them.
 	Routes []*Route
-	// IPFilter, when set, applies to every route that has none of its own.
-	IPFilter *IPFilter
+	// HostPolicies are the traffic policies of the whole host.
+	HostPolicies
 }
 
 // SecureVirtualHost is a virtual host on the HTTPS listener.

@@ -38,3 +38,18 @@ func (c *choices) ipFilters() switchyardv1.IPFilterPolicies {
 	}
 	return p
 }
+
+// cors draws a CORS policy, nil three times in four; its fields come from
+// pools with wrong values.
+func (c *choices) cors() *switchyardv1.CORSPolicy {
+	if !c.oneIn(4) {
+		return nil
+	}
+	return &switchyardv1.CORSPolicy{
+		AllowCredentials: c.oneIn(2),
+		AllowOrigin:      []string{draw(c, pool[string]{good: []string{"*", "https://a.example.com", `https://.*\.example\.com`}, bad: []string{"https://(", ""}})},
+		AllowMethods:     []switchyardv1.CORSHeaderValue{draw(c, pool[switchyardv1.CORSHeaderValue]{good: []switchyardv1.CORSHeaderValue{"GET", "*"}, bad: []switchyardv1.CORSHeaderValue{"GE T", ""}})},
+		AllowHeaders:     []switchyardv1.CORSHeaderValue{switchyardv1.CORSHeaderValue(draw(c, genHeaders))},
+		MaxAge:           draw(c, pool[string]{good: []string{"", "10m", "0s"}, bad: []string{"-1s", "forever"}}),
+	}
+}

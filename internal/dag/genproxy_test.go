@@ -61,6 +61,7 @@ func (c *choices) virtualHost() *switchyardv1.VirtualHost {
 		}
 	}
 	vh.IPFilterPolicies = c.ipFilters()
+	vh.CORSPolicy = c.cors()
 	return vh
 }
 

@@ -4,15 +4,26 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 )
 
+// HostPolicies are a virtual host's traffic policies. Each is nil when
+// not configured.
+type HostPolicies struct {
+	// IPFilter applies to every route that has none of its own.
+	IPFilter *IPFilter
+	// CORS answers preflights and adds CORS headers (Envoy only).
+	CORS *CORSPolicy
+}
+
 // hostPolicy is what a root's traffic policies resolved to, read by the
 // routes built after it and set on the virtual hosts at the end.
 type hostPolicy struct {
 	ipFilter *IPFilter
+	cors     *CORSPolicy
 }
 
 // hostPolicies validates the root's traffic policies, recording errors.
 // It returns false when the host must not be served (see hostIPFilter).
 func (rb *rootBuilder) hostPolicies(root *switchyardv1.HTTPProxy, st *Status) bool {
+	rb.hostCORS(root, st)
 	return rb.hostIPFilter(root, st)
 }
 
@@ -20,11 +31,12 @@ func (rb *rootBuilder) hostPolicies(root *switchyardv1.HTTPProxy, st *Status) bo
 // The plain-HTTP host gets them too: the routes it forwards
 // (permitInsecure) must be filtered like their HTTPS twins.
 func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
+	p := HostPolicies{IPFilter: rb.hostPolicy.ipFilter, CORS: rb.hostPolicy.cors}
 	if vh := res.Insecure; vh != nil {
-		vh.IPFilter = rb.hostPolicy.ipFilter
+		vh.HostPolicies = p
 	}
 	if svh := res.Secure; svh != nil && svh.TCPProxy == nil {
-		svh.IPFilter = rb.hostPolicy.ipFilter
+		svh.HostPolicies = p
 	}
 }
 

@@ -23,6 +23,7 @@ const (
 	filterRouter                = "envoy.filters.http.router"
 	filterExtAuthz              = "envoy.filters.http.ext_authz"
 	filterRBAC                  = "envoy.filters.http.rbac"
+	filterCORS                  = "envoy.filters.http.cors"
 	filterTLSInspector          = "envoy.filters.listener.tls_inspector"
 	transportSocketTLS          = "envoy.transport_sockets.tls"
 	accessLoggerStdout          = "envoy.access_loggers.stdout"

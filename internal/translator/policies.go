@@ -12,9 +12,10 @@ import (
 // policyFilters are the HTTP filters of the traffic policies, in every
 // HCM of the envoy group and configured only per virtual host and per
 // route. The RBAC filter comes first, so that a denied source costs
-// nothing further.
+// nothing further; CORS comes before any authentication the caller adds,
+// since browsers send preflights without credentials.
 func policyFilters() []*envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return []*envoy_filter_network_http_connection_manager_v3.HttpFilter{rbacFilter()}
+	return []*envoy_filter_network_http_connection_manager_v3.HttpFilter{rbacFilter(), corsFilter()}
 }
 
 // hostPolicyConfigs returns the typed_per_filter_config entries of a
@@ -23,6 +24,9 @@ func hostPolicyConfigs(vh *dag.VirtualHost) map[string]*anypb.Any {
 	var out map[string]*anypb.Any
 	if vh.IPFilter != nil {
 		out = withConfig(out, filterRBAC, ipFilterConfig(vh.IPFilter))
+	}
+	if vh.CORS != nil {
+		out = withConfig(out, filterCORS, corsConfig(vh.CORS))
 	}
 	return out
 }

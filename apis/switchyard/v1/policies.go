@@ -5,6 +5,11 @@ package v1
 // so that each policy's fields live in the file of that policy.
 type HostPolicies struct {
 	IPFilterPolicies `json:",inline"`
+
+	// CORSPolicy answers cross-origin preflights and adds CORS headers to
+	// every response of the host; see site/cors.md.
+	// +optional
+	CORSPolicy *CORSPolicy `json:"corsPolicy,omitempty"`
 }
 
 // RoutePolicies are the traffic policies of a route, inlined into Route.
