@@ -22,6 +22,14 @@ var corsChoices = []*switchyardv1.CORSPolicy{
 	{AllowOrigin: []string{"https://("}, AllowMethods: []switchyardv1.CORSHeaderValue{"GET"}},
 }
 
+// rateLimitChoices are the local rate limits a step may set: none, a good
+// one and a wrong one (a unit Contour does not have).
+var rateLimitChoices = []*switchyardv1.RateLimitPolicy{
+	nil,
+	{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 100, Unit: "minute", Burst: 10}},
+	{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 1, Unit: "day"}},
+}
+
 // policyChange sets or clears a traffic policy of the host or of one
 // route.
 func (m *Mutator) policyChange(p *switchyardv1.HTTPProxy) {
@@ -29,12 +37,17 @@ func (m *Mutator) policyChange(p *switchyardv1.HTTPProxy) {
 		vh.CORSPolicy = corsChoices[m.rng.Intn(len(corsChoices))]
 		return
 	}
-	f := ipFilterChoices[m.rng.Intn(len(ipFilterChoices))]
+	// One draw picks both the IP filter and the rate limit, so that the
+	// mutator's random sequence stays what the coverage of
+	// TestIncrementalEqualsFullBuild was checked with.
+	i := m.rng.Intn(len(ipFilterChoices))
+	f, l := ipFilterChoices[i], rateLimitChoices[i%len(rateLimitChoices)]
 	if vh := p.Spec.VirtualHost; vh != nil && m.rng.Intn(2) == 0 {
-		vh.IPFilterPolicies = f
+		vh.IPFilterPolicies, vh.RateLimitPolicy = f, l
 		return
 	}
 	if len(p.Spec.Routes) > 0 {
-		p.Spec.Routes[m.rng.Intn(len(p.Spec.Routes))].IPFilterPolicies = f
+		r := &p.Spec.Routes[m.rng.Intn(len(p.Spec.Routes))]
+		r.IPFilterPolicies, r.RateLimitPolicy = f, l
 	}
 }

@@ -136,8 +136,9 @@ type Route struct {
 	AuthDisabled bool
 	AuthContext  map[string]string
 
-	// IPFilter, when set, replaces the virtual host's.
-	IPFilter *IPFilter
+	// RoutePolicies are the route's own traffic policies, each replacing
+	// the virtual host's of the same kind.
+	RoutePolicies
 }
 
 // matchOnly copies what identifies r and what it matches, with no action:

@@ -53,3 +53,16 @@ func (c *choices) cors() *switchyardv1.CORSPolicy {
 		MaxAge:           draw(c, pool[string]{good: []string{"", "10m", "0s"}, bad: []string{"-1s", "forever"}}),
 	}
 }
+
+// rateLimit draws a local rate limit, nil three times in four.
+func (c *choices) rateLimit() *switchyardv1.RateLimitPolicy {
+	if !c.oneIn(4) {
+		return nil
+	}
+	return &switchyardv1.RateLimitPolicy{Local: &switchyardv1.LocalRateLimitPolicy{
+		Requests:           draw(c, pool[uint32]{good: []uint32{1, 100}, bad: []uint32{0}}),
+		Unit:               draw(c, pool[string]{good: []string{"second", "minute", "hour"}, bad: []string{"day", ""}}),
+		Burst:              pick(c, []uint32{0, 20}),
+		ResponseStatusCode: draw(c, pool[uint32]{good: []uint32{0, 429, 503}, bad: []uint32{418, 200}}),
+	}}
+}

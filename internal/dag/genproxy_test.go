@@ -62,6 +62,7 @@ func (c *choices) virtualHost() *switchyardv1.VirtualHost {
 	}
 	vh.IPFilterPolicies = c.ipFilters()
 	vh.CORSPolicy = c.cors()
+	vh.RateLimitPolicy = c.rateLimit()
 	return vh
 }
 
@@ -195,6 +196,7 @@ func (c *choices) routePolicies(r *switchyardv1.Route) {
 		r.AuthPolicy = &switchyardv1.AuthorizationPolicy{Disabled: c.oneIn(2), Context: map[string]string{"route": "x"}}
 	}
 	r.IPFilterPolicies = c.ipFilters()
+	r.RateLimitPolicy = c.rateLimit()
 }
 
 func (c *choices) tcpProxy() *switchyardv1.TCPProxy {

@@ -11,27 +11,39 @@ type HostPolicies struct {
 	IPFilter *IPFilter
 	// CORS answers preflights and adds CORS headers (Envoy only).
 	CORS *CORSPolicy
+	// RateLimit applies to every route that has none of its own (Envoy
+	// only).
+	RateLimit *LocalRateLimit
+}
+
+// RoutePolicies are a route's own traffic policies; each is nil when the
+// route inherits its virtual host's.
+type RoutePolicies struct {
+	IPFilter  *IPFilter
+	RateLimit *LocalRateLimit
 }
 
 // hostPolicy is what a root's traffic policies resolved to, read by the
 // routes built after it and set on the virtual hosts at the end.
 type hostPolicy struct {
-	ipFilter *IPFilter
-	cors     *CORSPolicy
+	ipFilter  *IPFilter
+	cors      *CORSPolicy
+	rateLimit *LocalRateLimit
 }
 
 // hostPolicies validates the root's traffic policies, recording errors.
 // It returns false when the host must not be served (see hostIPFilter).
 func (rb *rootBuilder) hostPolicies(root *switchyardv1.HTTPProxy, st *Status) bool {
 	rb.hostCORS(root, st)
-	return rb.hostIPFilter(root, st)
+	ok := rb.hostIPFilter(root, st)
+	return rb.hostRateLimit(root, st) && ok
 }
 
 // applyHostPolicies sets the host policies on the virtual hosts built.
 // The plain-HTTP host gets them too: the routes it forwards
 // (permitInsecure) must be filtered like their HTTPS twins.
 func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
-	p := HostPolicies{IPFilter: rb.hostPolicy.ipFilter, CORS: rb.hostPolicy.cors}
+	p := HostPolicies{IPFilter: rb.hostPolicy.ipFilter, CORS: rb.hostPolicy.cors, RateLimit: rb.hostPolicy.rateLimit}
 	if vh := res.Insecure; vh != nil {
 		vh.HostPolicies = p
 	}
@@ -43,7 +55,8 @@ func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
 // routePolicies validates a route's traffic policies; each failure is
 // recorded and makes the route invalid.
 func (b *routeBuilder) routePolicies(r *switchyardv1.Route, out *Route) bool {
-	return b.routeIPFilter(r, out)
+	ok := b.routeIPFilter(r, out)
+	return b.routeRateLimit(r, out) && ok
 }
 
 // guarded reports whether a route sits behind a policy that decides who

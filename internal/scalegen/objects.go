@@ -84,6 +84,9 @@ func (g *generator) route(p *proxyPlan, r int) switchyardv1.Route {
 		// An admin route open to the cluster network only.
 		route.IPAllowFilterPolicy = []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourcePeer, CIDR: "10.0.0.0/8"}}
 	}
+	if r%5 == 4 {
+		route.RateLimitPolicy = &switchyardv1.RateLimitPolicy{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 100, Unit: "second", Burst: 50}}
+	}
 	for s := range g.cfg.ServicesPerRoute {
 		svc := switchyardv1.Service{Name: serviceName(p, r, s), Port: 80}
 		if g.cfg.ServicesPerRoute > 1 {

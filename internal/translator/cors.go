@@ -15,12 +15,7 @@ import (
 // settings of its own: a virtual host's CorsPolicy switches it on (see
 // corsConfig), and a host without one gets no CORS headers.
 func corsFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return &envoy_filter_network_http_connection_manager_v3.HttpFilter{
-		Name: filterCORS,
-		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{
-			TypedConfig: toAny(&envoy_filter_http_cors_v3.Cors{}),
-		},
-	}
+	return httpFilter(filterCORS, &envoy_filter_http_cors_v3.Cors{})
 }
 
 // corsConfig is a virtual host's CorsPolicy. Exact origins ignore case, as

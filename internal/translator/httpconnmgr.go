@@ -24,6 +24,7 @@ const (
 	filterExtAuthz              = "envoy.filters.http.ext_authz"
 	filterRBAC                  = "envoy.filters.http.rbac"
 	filterCORS                  = "envoy.filters.http.cors"
+	filterLocalRateLimit        = "envoy.filters.http.local_ratelimit"
 	filterTLSInspector          = "envoy.filters.listener.tls_inspector"
 	transportSocketTLS          = "envoy.transport_sockets.tls"
 	accessLoggerStdout          = "envoy.access_loggers.stdout"

@@ -19,12 +19,7 @@ const ipFilterPolicyName = "ip-rules"
 // RBACPerRoute (see ipFilterConfig). Being in every HCM from the start, it
 // never has to be added to the listener, which would drain its connections.
 func rbacFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return &envoy_filter_network_http_connection_manager_v3.HttpFilter{
-		Name: filterRBAC,
-		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{
-			TypedConfig: toAny(&envoy_filter_http_rbac_v3.RBAC{}),
-		},
-	}
+	return httpFilter(filterRBAC, &envoy_filter_http_rbac_v3.RBAC{})
 }
 
 // ipFilterConfig is the typed_per_filter_config of a virtual host's or a

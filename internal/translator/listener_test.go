@@ -11,6 +11,7 @@ import (
 	envoy_access_logger_stream_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	envoy_filter_http_cors_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	envoy_filter_http_ext_authz_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	envoy_filter_http_local_ratelimit_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	envoy_filter_http_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	envoy_filter_http_router_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	envoy_filter_listener_tls_inspector_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
@@ -36,6 +37,9 @@ func wantPolicyFilters() []*envoy_filter_network_http_connection_manager_v3.Http
 	return []*envoy_filter_network_http_connection_manager_v3.HttpFilter{{
 		Name:       "envoy.filters.http.rbac",
 		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{TypedConfig: toAny(&envoy_filter_http_rbac_v3.RBAC{})},
+	}, {
+		Name:       "envoy.filters.http.local_ratelimit",
+		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{TypedConfig: toAny(&envoy_filter_http_local_ratelimit_v3.LocalRateLimit{StatPrefix: "vhost_rate_limit"})},
 	}, {
 		Name:       "envoy.filters.http.cors",
 		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{TypedConfig: toAny(&envoy_filter_http_cors_v3.Cors{})},

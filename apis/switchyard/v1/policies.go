@@ -10,10 +10,19 @@ type HostPolicies struct {
 	// every response of the host; see site/cors.md.
 	// +optional
 	CORSPolicy *CORSPolicy `json:"corsPolicy,omitempty"`
+
+	// RateLimitPolicy limits the requests of the host; see
+	// site/rate-limiting.md.
+	// +optional
+	RateLimitPolicy *RateLimitPolicy `json:"rateLimitPolicy,omitempty"`
 }
 
 // RoutePolicies are the traffic policies of a route, inlined into Route.
 // Each replaces the virtual host's policy of the same kind for that route.
 type RoutePolicies struct {
 	IPFilterPolicies `json:",inline"`
+
+	// RateLimitPolicy replaces the host's rate limit for this route.
+	// +optional
+	RateLimitPolicy *RateLimitPolicy `json:"rateLimitPolicy,omitempty"`
 }
