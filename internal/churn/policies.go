@@ -30,11 +30,22 @@ var rateLimitChoices = []*switchyardv1.RateLimitPolicy{
 	{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 1, Unit: "day"}},
 }
 
+// jwtChoices are the JWT providers a step may give a host: none, a
+// default provider (which needs TLS, so a plain host goes off the wire)
+// and a wrong one.
+var jwtChoices = [][]switchyardv1.JWTProvider{
+	nil,
+	{{Name: "idp", Default: true, RemoteJWKS: switchyardv1.RemoteJWKS{URI: "https://idp.example.com/jwks"}}},
+	{{Name: "idp", RemoteJWKS: switchyardv1.RemoteJWKS{URI: "ftp://idp.example.com/jwks"}}},
+}
+
 // policyChange sets or clears a traffic policy of the host or of one
 // route.
 func (m *Mutator) policyChange(p *switchyardv1.HTTPProxy) {
 	if vh := p.Spec.VirtualHost; vh != nil && m.rng.Intn(3) == 0 {
-		vh.CORSPolicy = corsChoices[m.rng.Intn(len(corsChoices))]
+		// One draw for both, as below.
+		k := m.rng.Intn(len(corsChoices))
+		vh.CORSPolicy, vh.JWTProviders = corsChoices[k], jwtChoices[k]
 		return
 	}
 	// One draw picks both the IP filter and the rate limit, so that the

@@ -66,3 +66,31 @@ func (c *choices) rateLimit() *switchyardv1.RateLimitPolicy {
 		ResponseStatusCode: draw(c, pool[uint32]{good: []uint32{0, 429, 503}, bad: []uint32{418, 200}}),
 	}}
 }
+
+// jwtProviders draws a host's JWT providers (usually none), with wrong
+// URIs, names and defaults in the pools.
+func (c *choices) jwtProviders() []switchyardv1.JWTProvider {
+	if !c.oneIn(4) {
+		return nil
+	}
+	var out []switchyardv1.JWTProvider
+	for range 1 + c.intn(2) {
+		out = append(out, switchyardv1.JWTProvider{
+			Name:    draw(c, pool[string]{good: []string{"a", "b"}, bad: []string{"", "Bad Name"}}),
+			Default: c.oneIn(2),
+			RemoteJWKS: switchyardv1.RemoteJWKS{
+				URI:     draw(c, pool[string]{good: []string{"https://idp.example.com/jwks", "http://10.0.0.1:8080/k"}, bad: []string{"ftp://x/y", ""}}),
+				Timeout: draw(c, genDurations),
+			},
+		})
+	}
+	return out
+}
+
+// jwtVerification draws a route's JWT choice, nil three times in four.
+func (c *choices) jwtVerification() *switchyardv1.JWTVerificationPolicy {
+	if !c.oneIn(4) {
+		return nil
+	}
+	return &switchyardv1.JWTVerificationPolicy{Require: pick(c, []string{"", "a", "missing"}), Disabled: c.oneIn(3)}
+}

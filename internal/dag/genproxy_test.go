@@ -63,6 +63,7 @@ func (c *choices) virtualHost() *switchyardv1.VirtualHost {
 	vh.IPFilterPolicies = c.ipFilters()
 	vh.CORSPolicy = c.cors()
 	vh.RateLimitPolicy = c.rateLimit()
+	vh.JWTProviders = c.jwtProviders()
 	return vh
 }
 
@@ -197,6 +198,7 @@ func (c *choices) routePolicies(r *switchyardv1.Route) {
 	}
 	r.IPFilterPolicies = c.ipFilters()
 	r.RateLimitPolicy = c.rateLimit()
+	r.JWTVerificationPolicy = c.jwtVerification()
 }
 
 func (c *choices) tcpProxy() *switchyardv1.TCPProxy {

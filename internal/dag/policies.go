@@ -14,6 +14,8 @@ type HostPolicies struct {
 	// RateLimit applies to every route that has none of its own (Envoy
 	// only).
 	RateLimit *LocalRateLimit
+	// JWT verifies tokens; secure hosts only.
+	JWT *JWTAuthn
 }
 
 // RoutePolicies are a route's own traffic policies; each is nil when the
@@ -21,14 +23,21 @@ type HostPolicies struct {
 type RoutePolicies struct {
 	IPFilter  *IPFilter
 	RateLimit *LocalRateLimit
+	// JWTVerified is set on every route of a host with JWT providers;
+	// JWTProvider names the provider that verifies the route, "" when the
+	// route does not verify.
+	JWTVerified bool
+	JWTProvider string
 }
 
 // hostPolicy is what a root's traffic policies resolved to, read by the
 // routes built after it and set on the virtual hosts at the end.
 type hostPolicy struct {
-	ipFilter  *IPFilter
-	cors      *CORSPolicy
-	rateLimit *LocalRateLimit
+	ipFilter   *IPFilter
+	cors       *CORSPolicy
+	rateLimit  *LocalRateLimit
+	jwt        *JWTAuthn
+	jwtDefault string
 }
 
 // hostPolicies validates the root's traffic policies, recording errors.
@@ -36,6 +45,7 @@ type hostPolicy struct {
 func (rb *rootBuilder) hostPolicies(root *switchyardv1.HTTPProxy, st *Status) bool {
 	rb.hostCORS(root, st)
 	ok := rb.hostIPFilter(root, st)
+	ok = rb.hostJWT(root, st) && ok
 	return rb.hostRateLimit(root, st) && ok
 }
 
@@ -49,6 +59,7 @@ func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
 	}
 	if svh := res.Secure; svh != nil && svh.TCPProxy == nil {
 		svh.HostPolicies = p
+		svh.JWT = rb.hostPolicy.jwt
 	}
 }
 
@@ -56,13 +67,22 @@ func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
 // recorded and makes the route invalid.
 func (b *routeBuilder) routePolicies(r *switchyardv1.Route, out *Route) bool {
 	ok := b.routeIPFilter(r, out)
+	ok = b.routeJWT(r, out) && ok
 	return b.routeRateLimit(r, out) && ok
 }
 
 // guarded reports whether a route sits behind a policy that decides who
-// may reach it: ext_authz, or an IP filter of its own or of its host.
+// may reach it: ext_authz, JWT verification, or an IP filter of its own
+// or of its host.
 // Clients that bypass Envoy and cannot enforce the policy (DNS clients)
 // must not be led to its backends.
 func (rb *rootBuilder) guarded(r *Route) bool {
-	return (rb.authEnabled && !r.AuthDisabled) || r.IPFilter != nil || rb.hostPolicy.ipFilter != nil
+	return (rb.authEnabled && !r.AuthDisabled) || r.IPFilter != nil || rb.hostPolicy.ipFilter != nil || r.JWTProvider != ""
+}
+
+// permitInsecureAllowed reports whether the host's policies let routes be
+// served over plain HTTP: with JWT they may not, the token would travel in
+// clear text and the plain copy would skip verification.
+func (rb *rootBuilder) permitInsecureAllowed() bool {
+	return rb.hostPolicy.jwt == nil
 }

@@ -129,7 +129,7 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		return
 	}
 	rb.proxyDNS(root, routes, tcp)
-	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed)
+	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed && rb.permitInsecureAllowed())
 	rb.applyHostPolicies(res)
 }
 

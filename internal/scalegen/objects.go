@@ -56,6 +56,10 @@ func (g *generator) virtualHost(p *proxyPlan) *switchyardv1.VirtualHost {
 	if p.delegated {
 		vh.TLS.SecretName = certsNamespace + "/" + wildcardSecret
 	}
+	if p.authz >= 0 && p.authz%2 == 1 {
+		// Some authorized hosts verify tokens too, before ext_authz.
+		vh.JWTProviders = []switchyardv1.JWTProvider{{Name: "idp", Default: true, RemoteJWKS: switchyardv1.RemoteJWKS{URI: "https://idp.example.com/.well-known/jwks.json"}}}
+	}
 	if p.authz >= 0 {
 		vh.Authorization = &switchyardv1.AuthorizationServer{
 			ExtensionServiceRef: &switchyardv1.ExtensionServiceReference{Namespace: authNamespace, Name: fmt.Sprintf("authz-%d", p.authz)},

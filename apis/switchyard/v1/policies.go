@@ -15,6 +15,12 @@ type HostPolicies struct {
 	// site/rate-limiting.md.
 	// +optional
 	RateLimitPolicy *RateLimitPolicy `json:"rateLimitPolicy,omitempty"`
+
+	// JWTProviders verify JSON Web Tokens on the host's routes; requires
+	// TLS. See site/jwt.md.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	JWTProviders []JWTProvider `json:"jwtProviders,omitempty"`
 }
 
 // RoutePolicies are the traffic policies of a route, inlined into Route.
@@ -25,4 +31,9 @@ type RoutePolicies struct {
 	// RateLimitPolicy replaces the host's rate limit for this route.
 	// +optional
 	RateLimitPolicy *RateLimitPolicy `json:"rateLimitPolicy,omitempty"`
+
+	// JWTVerificationPolicy picks the JWT provider for this route, or
+	// turns verification off.
+	// +optional
+	JWTVerificationPolicy *JWTVerificationPolicy `json:"jwtVerificationPolicy,omitempty"`
 }
