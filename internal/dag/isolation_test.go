@@ -186,6 +186,12 @@ func validRoot(r *rand.Rand, ns string, k int) string {
 		if r.Intn(2) == 0 {
 			b.WriteString("    authorization: {extensionRef: {name: authz}}\n")
 		}
+		if r.Intn(3) == 0 {
+			b.WriteString("    jwtProviders: [{name: idp, default: true, remoteJWKS: {uri: \"https://idp.example.com/jwks\"}}]\n")
+		}
+	}
+	if r.Intn(3) == 0 {
+		b.WriteString("    corsPolicy: {allowOrigin: [\"*\"], allowMethods: [GET], maxAge: 10m}\n    rateLimitPolicy: {local: {requests: 100, unit: second}}\n")
 	}
 	if r.Intn(3) == 0 {
 		b.WriteString("    ipAllowPolicy: [{source: Peer, cidr: 10.0.0.0/8}, {source: Remote, cidr: \"2001:db8::/32\"}]\n")
