@@ -59,12 +59,19 @@ func (c *choices) rateLimit() *switchyardv1.RateLimitPolicy {
 	if !c.oneIn(4) {
 		return nil
 	}
-	return &switchyardv1.RateLimitPolicy{Local: &switchyardv1.LocalRateLimitPolicy{
+	p := &switchyardv1.RateLimitPolicy{Local: &switchyardv1.LocalRateLimitPolicy{
 		Requests:           draw(c, pool[uint32]{good: []uint32{1, 100}, bad: []uint32{0}}),
 		Unit:               draw(c, pool[string]{good: []string{"second", "minute", "hour"}, bad: []string{"day", ""}}),
 		Burst:              pick(c, []uint32{0, 20}),
 		ResponseStatusCode: draw(c, pool[uint32]{good: []uint32{0, 429, 503}, bad: []uint32{418, 200}}),
 	}}
+	if c.oneIn(3) {
+		// Global policies fail closed unless disabled.
+		p.Global = &switchyardv1.GlobalRateLimitPolicy{Disabled: !c.oneIn(3), Descriptors: []switchyardv1.RateLimitDescriptor{{
+			Entries: []switchyardv1.RateLimitDescriptorEntry{{RemoteAddress: &switchyardv1.RemoteAddressDescriptor{}}},
+		}}}
+	}
+	return p
 }
 
 // jwtProviders draws a host's JWT providers (usually none), with wrong

@@ -46,6 +46,7 @@ func (rb *rootBuilder) hostPolicies(root *switchyardv1.HTTPProxy, st *Status) bo
 	rb.hostCORS(root, st)
 	ok := rb.hostIPFilter(root, st)
 	ok = rb.hostJWT(root, st) && ok
+	ok = rb.hostGlobalRateLimit(root, st) && ok
 	return rb.hostRateLimit(root, st) && ok
 }
 
@@ -68,6 +69,7 @@ func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
 func (b *routeBuilder) routePolicies(r *switchyardv1.Route, out *Route) bool {
 	ok := b.routeIPFilter(r, out)
 	ok = b.routeJWT(r, out) && ok
+	ok = b.routeGlobalRateLimit(r) && ok
 	return b.routeRateLimit(r, out) && ok
 }
 

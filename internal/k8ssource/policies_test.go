@@ -36,7 +36,17 @@ func policyProxy(ns string) *switchyardv1.HTTPProxy {
 	}}
 	r := &p.Spec.Routes[0]
 	r.IPDenyFilterPolicy = []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourceRemote, CIDR: "192.168.0.0/16"}}
-	r.RateLimitPolicy = &switchyardv1.RateLimitPolicy{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 5, Unit: "minute"}}
+	r.RateLimitPolicy = &switchyardv1.RateLimitPolicy{
+		Local: &switchyardv1.LocalRateLimitPolicy{Requests: 5, Unit: "minute"},
+		Global: &switchyardv1.GlobalRateLimitPolicy{Disabled: true, Descriptors: []switchyardv1.RateLimitDescriptor{{Entries: []switchyardv1.RateLimitDescriptorEntry{
+			{RemoteAddress: &switchyardv1.RemoteAddressDescriptor{}},
+			{GenericKey: &switchyardv1.GenericKeyDescriptor{Key: "k", Value: "v"}},
+			{RequestHeader: &switchyardv1.RequestHeaderDescriptor{HeaderName: "x-user", DescriptorKey: "user"}},
+			{RequestHeaderValueMatch: &switchyardv1.RequestHeaderValueMatchDescriptor{
+				Headers: []switchyardv1.HeaderMatchCondition{{Name: "x-tier", Exact: "free"}}, ExpectMatch: new(bool), Value: "free",
+			}},
+		}}}},
+	}
 	r.JWTVerificationPolicy = &switchyardv1.JWTVerificationPolicy{Disabled: true}
 	return p
 }
