@@ -42,6 +42,8 @@ type VirtualHost struct {
 	Proxy types.NamespacedName
 	// Routes are sorted most specific first, the order Envoy must see them.
 	Routes []*Route
+	// HostPolicies are the traffic policies of the whole host.
+	HostPolicies
 }
 
 // SecureVirtualHost is a virtual host on the HTTPS listener.
@@ -133,6 +135,10 @@ type Route struct {
 	// route's context merged over the virtual host's.
 	AuthDisabled bool
 	AuthContext  map[string]string
+
+	// RoutePolicies are the route's own traffic policies, each replacing
+	// the virtual host's of the same kind.
+	RoutePolicies
 }
 
 // matchOnly copies what identifies r and what it matches, with no action:

@@ -56,6 +56,8 @@ type rootBuilder struct {
 	authDisabledDefault bool
 	authContext         map[string]string
 	authFailed          bool
+
+	hostPolicy hostPolicy
 }
 
 // BuildRoot builds the part of the DAG that one root proxy owns.
@@ -114,9 +116,10 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 	secure, permitInsecureAllowed := rb.secureHost(root, st)
 	tlsOK := vh.TLS == nil || secure != nil
 	authOK := authorizationFits(root, st)
+	policyOK := rb.hostPolicies(root, st)
 	routes, permit := rb.visitRoot(root)
 	tcp := rb.tcpProxy(root, st)
-	if !tlsOK || !authOK {
+	if !tlsOK || !authOK || !policyOK {
 		// Serving the host without its TLS would downgrade it to clear
 		// text, and without its authorization would skip the check. The
 		// tree was still visited, for the statuses of the proxies it
@@ -126,7 +129,8 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		return
 	}
 	rb.proxyDNS(root, routes, tcp)
-	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed)
+	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed && rb.permitInsecureAllowed())
+	rb.applyHostPolicies(res)
 }
 
 // authorizationFits reports an error when a root names an authorization

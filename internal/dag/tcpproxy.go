@@ -138,11 +138,12 @@ func (rb *rootBuilder) proxyDNS(root *switchyardv1.HTTPProxy, routes []*Route, t
 	checked := rb.checkedServices(routes)
 	byProxy := map[types.NamespacedName][]*Route{}
 	for _, r := range routes {
-		// A route behind ext_authz gets no DNS name: a DNS client would
-		// reach its backends without the check. Nor does an opted-out
-		// route sharing a Service with a checked one: the name would lead
-		// to the same pods, and every path they serve.
-		if rb.authEnabled && (!r.AuthDisabled || sharesService(r, checked)) {
+		// A route behind ext_authz or another security policy (see
+		// guarded) gets no DNS name: a DNS client would reach its backends
+		// without the check. Nor does an unguarded route sharing a Service
+		// with a guarded one: the name would lead to the same pods, and
+		// every path they serve.
+		if rb.guarded(r) || sharesService(r, checked) {
 			continue
 		}
 		if r.Forward != nil && r.Forward.Merged != nil {
@@ -201,15 +202,11 @@ func isRootPath(conds []switchyardv1.MatchCondition) bool {
 	return true
 }
 
-// checkedServices lists the Services behind routes that need an
-// authorization check.
+// checkedServices lists the Services behind guarded routes.
 func (rb *rootBuilder) checkedServices(routes []*Route) map[types.NamespacedName]bool {
 	out := map[types.NamespacedName]bool{}
-	if !rb.authEnabled {
-		return out
-	}
 	for _, r := range routes {
-		if r.AuthDisabled || r.Forward == nil || r.Forward.Merged == nil {
+		if !rb.guarded(r) || r.Forward == nil || r.Forward.Merged == nil {
 			continue
 		}
 		for _, b := range r.Forward.Merged.Spec.Backends {

@@ -35,6 +35,8 @@ type rootOutput struct {
 	grpcRC      *xdscache.Resource
 	grpcLis     []*xdscache.Resource
 	grpcCluster []*dag.Cluster
+	// jwks are the host's own JWKS clusters (envoy group).
+	jwks []*xdscache.Resource
 	// err is the first encoding error; what failed is left out.
 	err error
 }
@@ -137,6 +139,9 @@ func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 		if rc := translator.HTTPSRouteConfig(svh); rc != nil {
 			out.https = enc(rc)
 		}
+		for _, c := range translator.JWKSClusters(svh, opts) {
+			out.jwks = append(out.jwks, enc(c))
+		}
 		if fc := translator.HTTPSFilterChain(svh); fc != nil {
 			b, err := xdscache.Marshal(fc)
 			if err != nil && out.err == nil {
@@ -152,6 +157,9 @@ func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 	if rc := translator.GRPCRouteConfig(h); rc != nil {
 		out.grpcRC = enc(rc)
 		for _, l := range translator.GRPCListeners(h) {
+			out.grpcLis = append(out.grpcLis, enc(l))
+		}
+		for _, l := range translator.GRPCServerListeners(h) {
 			out.grpcLis = append(out.grpcLis, enc(l))
 		}
 		out.grpcCluster = translator.GRPCClusters(h)
@@ -186,6 +194,11 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn), out.http)
 	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn), out.https)
 	put(xdscache.GroupGRPC, resource.RouteType, translator.GRPCRouteName(fqdn), out.grpcRC)
+	for _, c := range out.jwks {
+		if c != nil {
+			put(xdscache.GroupEnvoy, resource.ClusterType, c.Name, c)
+		}
+	}
 	for _, l := range out.grpcLis {
 		if l != nil {
 			put(xdscache.GroupGRPC, resource.ListenerType, l.Name, l)

@@ -151,8 +151,9 @@ func grpcClient(t *testing.T, s *server.Server, target string) testgrpc.TestServ
 	return grpcClientAt(t, s.XDSAddr(), target)
 }
 
-// grpcClientAt is grpcClient for an xDS server at any address.
-func grpcClientAt(t *testing.T, xdsAddr net.Addr, target string) testgrpc.TestServiceClient {
+// grpcClientAt is grpcClient for an xDS server at any address, with
+// further dial options.
+func grpcClientAt(t *testing.T, xdsAddr net.Addr, target string, opts ...grpc.DialOption) testgrpc.TestServiceClient {
 	t.Helper()
 	bootstrap := fmt.Sprintf(`{
   "xds_servers": [{"server_uri": "passthrough:///%s", "channel_creds": [{"type": "insecure"}], "server_features": ["ignore_resource_deletion"]}],
@@ -162,7 +163,8 @@ func grpcClientAt(t *testing.T, xdsAddr net.Addr, target string) testgrpc.TestSe
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := grpc.NewClient("xds:///"+target, grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	opts = append([]grpc.DialOption{grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
+	cc, err := grpc.NewClient("xds:///"+target, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

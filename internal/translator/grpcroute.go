@@ -15,6 +15,7 @@ import (
 const (
 	grpcAuthzStatus = 403
 	grpcAuthzBody   = "this host requires authorization, which proxyless gRPC clients cannot perform; call it through the Envoy ingress"
+	grpcJWTBody     = "this route requires a verified JWT, which proxyless gRPC clients cannot present to Switchyard; call it through the Envoy ingress"
 	grpcTLSStatus   = 503
 	grpcTLSBody     = "this route's backends require upstream certificate validation, which Switchyard cannot configure for proxyless gRPC clients; call it through the Envoy ingress"
 )
@@ -60,7 +61,9 @@ func grpcAuthorized(s *dag.SecureVirtualHost) bool {
 // directly and gRPC cannot run ext_authz on the client (grpc-go NACKs the
 // filter and its per-route config), so a route Envoy would check is not
 // forwarded at all: every route of an authorized host that does not
-// disable authorization answers 403, whatever its action.
+// disable authorization answers 403, whatever its action. JWT
+// verification fails closed the same way: gRPC has no jwt_authn filter,
+// so a route that verifies tokens answers 403.
 //
 // A route whose backends need upstream certificate validation answers 503:
 // gRPC verifies backends only with certificate-provider instances from its
@@ -70,6 +73,8 @@ func grpcRefused(r *dag.Route, authz bool) (status uint32, body string, refused 
 	switch {
 	case authz && !r.AuthDisabled:
 		return grpcAuthzStatus, grpcAuthzBody, true
+	case r.JWTProvider != "":
+		return grpcAuthzStatus, grpcJWTBody, true
 	case r.Forward != nil && !r.HTTPSRedirect && needsUpstreamValidation(r.Forward):
 		return grpcTLSStatus, grpcTLSBody, true
 	}

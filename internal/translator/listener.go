@@ -154,6 +154,11 @@ func HTTPSFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.Filt
 // host, so its filter chain names its one route configuration directly.
 func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager {
 	var filters []*envoy_filter_network_http_connection_manager_v3.HttpFilter
+	if svh.JWT != nil {
+		// Verified before ext_authz, which may then read the token's
+		// claims.
+		filters = append(filters, jwtFilter(svh))
+	}
 	if svh.Authorization != nil {
 		filters = append(filters, extAuthzFilter(svh.Authorization))
 	}

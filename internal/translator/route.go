@@ -33,7 +33,7 @@ func HTTPRouteConfig(vh *dag.VirtualHost) *envoy_config_route_v3.RouteConfigurat
 			routes = append(routes, rt)
 		}
 	}
-	return ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, nil), vh.Proxy)
+	return ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, hostPolicyConfigs(vh)), vh.Proxy)
 }
 
 // HTTPSRouteConfig returns the route configuration of a secure virtual
@@ -64,7 +64,7 @@ func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteCo
 			},
 		})}
 	}
-	return ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, perFilter), svh.Proxy)
+	return ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, mergeConfigs(perFilter, hostPolicyConfigs(&svh.VirtualHost))), svh.Proxy)
 }
 
 // routeConfig wraps the routes of one host. The virtual host answers for
@@ -123,6 +123,7 @@ func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	if authz {
 		rt.TypedPerFilterConfig = extAuthzPerRoute(r)
 	}
+	rt.TypedPerFilterConfig = routePolicyConfigs(r, rt.TypedPerFilterConfig)
 	return rt
 }
 

@@ -41,6 +41,11 @@ func downstreamTLSSocket(svh *dag.SecureVirtualHost, alpn []string) *envoy_confi
 // merges with the SDS one (validation_context_type is a oneof, so the SDS
 // config cannot be set next to a plain validation context).
 func upstreamTLSSocket(spec *dag.ClusterSpec) *envoy_config_core_v3.TransportSocket {
+	return tlsTransportSocket(upstreamTLSContext(spec))
+}
+
+// upstreamTLSContext is the UpstreamTlsContext of upstreamTLSSocket.
+func upstreamTLSContext(spec *dag.ClusterSpec) *envoy_transport_socket_tls_v3.UpstreamTlsContext {
 	common := &envoy_transport_socket_tls_v3.CommonTlsContext{}
 	if spec.Protocol == "h2" {
 		common.AlpnProtocols = []string{"h2"}
@@ -70,7 +75,7 @@ func upstreamTLSSocket(spec *dag.ClusterSpec) *envoy_config_core_v3.TransportSoc
 			}
 		}
 	}
-	return tlsTransportSocket(ctx)
+	return ctx
 }
 
 func tlsTransportSocket(ctx proto.Message) *envoy_config_core_v3.TransportSocket {

@@ -101,6 +101,7 @@ func Envoy(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 		if rc := HTTPSRouteConfig(svh); rc != nil {
 			res.Routes = append(res.Routes, rc)
 		}
+		res.Clusters = append(res.Clusters, JWKSClusters(svh, opts)...)
 	}
 
 	for _, c := range d.Clusters {

@@ -91,6 +91,8 @@ type VirtualHost struct {
 	// authorization server before it reaches a route. It requires TLS.
 	// +optional
 	Authorization *AuthorizationServer `json:"authorization,omitempty"`
+
+	HostPolicies `json:",inline"`
 }
 
 // TLS configures the HTTPS side of a virtual host.

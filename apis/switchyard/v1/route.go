@@ -57,6 +57,8 @@ type Route struct {
 	RequestRedirectPolicy *HTTPRequestRedirectPolicy `json:"requestRedirectPolicy,omitempty"`
 	// +optional
 	DirectResponsePolicy *HTTPDirectResponsePolicy `json:"directResponsePolicy,omitempty"`
+
+	RoutePolicies `json:",inline"`
 }
 
 // MatchCondition is one condition a request must meet. Exactly one field is
