@@ -44,7 +44,12 @@ func (e *Engine) Owners(g xdscache.Group, typeURL, name string) []objects.Key {
 			}
 		}
 	case typeURL == resource.ListenerType && g == xdscache.GroupGRPC:
+		// An API listener is named host:port; a server listener (the
+		// host's RBAC for xDS-enabled gRPC servers) grpc-server/host/address.
 		fqdn, _, _ := strings.Cut(name, ":")
+		if rest, ok := strings.CutPrefix(name, translator.GRPCServerListenerPrefix); ok {
+			fqdn, _, _ = strings.Cut(rest, "/")
+		}
 		e.hostOwners(&o, fqdn)
 	case typeURL == resource.ListenerType && name == translator.HTTPSListenerName:
 		for _, r := range e.roots {

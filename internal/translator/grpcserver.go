@@ -20,8 +20,11 @@ var grpcServerAddresses = []string{"0.0.0.0", "::", "127.0.0.1"}
 // xDS-enabled gRPC backend of a host, listening on address, uses as its
 // bootstrap's server_listener_resource_name_template (without "%s").
 func GRPCServerListenerName(fqdn, address string) string {
-	return "grpc-server/" + fqdn + "/" + address
+	return GRPCServerListenerPrefix + fqdn + "/" + address
 }
+
+// GRPCServerListenerPrefix starts the name of every gRPC server listener.
+const GRPCServerListenerPrefix = "grpc-server/"
 
 // GRPCServerListeners returns the server listeners of a host: what an
 // xDS-enabled gRPC server (gRFC A36) behind the host's routes enforces. A
