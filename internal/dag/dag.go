@@ -124,6 +124,9 @@ type Route struct {
 	// HostRewrite replaces the Host header, from a Host entry in the
 	// route's requestHeadersPolicy.
 	HostRewrite string
+	// HostRewriteHeader names the request header whose value replaces the
+	// Host header, from a Host entry of "%REQ(name)%".
+	HostRewriteHeader string
 	// RequestHeaders and ResponseHeaders apply to every backend.
 	RequestHeaders  *HeadersPolicy
 	ResponseHeaders *HeadersPolicy

@@ -253,11 +253,14 @@ func (f *forwardBuilder) planHeaders(field string, s *switchyardv1.Service, p *s
 	}
 	ok := true
 	var err error
-	if p.requestHeaders, p.hostRewrite, err = parseHeadersPolicy(s.RequestHeadersPolicy, true); err != nil {
+	var host hostRewrite
+	vars := headerVars{namespace: f.ns, service: s.Name, servicePort: strconv.Itoa(int(s.Port))}
+	if p.requestHeaders, host, err = parseHeadersPolicy(s.RequestHeadersPolicy, headerScope{request: true, vars: vars}); err != nil {
 		f.st.addError(ErrService, "InvalidHeadersPolicy", "%s.requestHeadersPolicy: %v", field, err)
 		ok = false
 	}
-	if p.responseHeaders, _, err = parseHeadersPolicy(s.ResponseHeadersPolicy, false); err != nil {
+	p.hostRewrite = host.literal
+	if p.responseHeaders, _, err = parseHeadersPolicy(s.ResponseHeadersPolicy, headerScope{vars: vars}); err != nil {
 		f.st.addError(ErrService, "InvalidHeadersPolicy", "%s.responseHeadersPolicy: %v", field, err)
 		ok = false
 	}

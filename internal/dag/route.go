@@ -220,13 +220,14 @@ func (b *routeBuilder) policies(r *switchyardv1.Route, out *Route) bool {
 	ok = b.rewrite(r.PathRewritePolicy, out) && ok
 	ok = b.hashPolicies(r.LoadBalancerPolicy, out) && ok
 	var err error
-	var hostRewrite string
-	if out.RequestHeaders, hostRewrite, err = parseHeadersPolicy(r.RequestHeadersPolicy, true); err != nil {
+	var host hostRewrite
+	vars := headerVars{namespace: b.proxy.Namespace}
+	if out.RequestHeaders, host, err = parseHeadersPolicy(r.RequestHeadersPolicy, headerScope{request: true, hostFromHeader: true, vars: vars}); err != nil {
 		b.st.addError(ErrRoute, "InvalidHeadersPolicy", "%s.requestHeadersPolicy: %v", b.field, err)
 		ok = false
 	}
-	out.HostRewrite = hostRewrite
-	if out.ResponseHeaders, _, err = parseHeadersPolicy(r.ResponseHeadersPolicy, false); err != nil {
+	out.HostRewrite, out.HostRewriteHeader = host.literal, host.header
+	if out.ResponseHeaders, _, err = parseHeadersPolicy(r.ResponseHeadersPolicy, headerScope{vars: vars}); err != nil {
 		b.st.addError(ErrRoute, "InvalidHeadersPolicy", "%s.responseHeadersPolicy: %v", b.field, err)
 		ok = false
 	}

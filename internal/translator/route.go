@@ -106,7 +106,10 @@ func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 			rt.Action = noBackendResponse()
 			break
 		}
-		if hostRewrite = cmp.Or(r.HostRewrite, hostRewrite); hostRewrite != "" {
+		switch hostRewrite = cmp.Or(r.HostRewrite, hostRewrite); {
+		case r.HostRewriteHeader != "":
+			action.HostRewriteSpecifier = &envoy_config_route_v3.RouteAction_HostRewriteHeader{HostRewriteHeader: r.HostRewriteHeader}
+		case hostRewrite != "":
 			action.HostRewriteSpecifier = &envoy_config_route_v3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: hostRewrite}
 		}
 		rt.Action = &envoy_config_route_v3.Route_Route{Route: action}

@@ -14,6 +14,7 @@ package xdscheck
 import (
 	"fmt"
 
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -23,13 +24,19 @@ import (
 // inside it, at any depth: protoc-gen-validate stops at Any, Envoy does not.
 // An Any that does not unmarshal is an error too, and so is a string that
 // is not UTF-8, which the fast marshaller the cache uses lets through and
-// every client's parser rejects.
+// every client's parser rejects. Header values must be Envoy format
+// strings (see FormatString).
 func Validate(m proto.Message) []error {
 	var errs []error
 	if _, err := proto.Marshal(m); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", m.ProtoReflect().Descriptor().FullName(), err))
 	}
 	visit(m, func(msg proto.Message, packed bool) {
+		if hv, ok := msg.(*envoy_config_core_v3.HeaderValue); ok {
+			if err := FormatString(hv.GetValue()); err != nil {
+				errs = append(errs, fmt.Errorf("header %s: %w", hv.GetKey(), err))
+			}
+		}
 		if !packed {
 			return // ValidateAll of the message holding it covered it
 		}
