@@ -106,7 +106,7 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		st.addError(ErrVirtualHost, "RootNamespaceNotAllowed", "spec.virtualhost: root HTTPProxies may only be created in the namespaces %s", strings.Join(rb.opts.RootNamespaces, ", "))
 		return
 	}
-	if err := validateFQDN(vh.Fqdn); err != nil {
+	if err := validateVirtualHostFQDN(vh.Fqdn); err != nil {
 		st.addError(ErrVirtualHost, "InvalidFQDN", "spec.virtualhost.fqdn: %v", err)
 		return
 	}
@@ -203,6 +203,11 @@ func (rb *rootBuilder) visitRoot(root *switchyardv1.HTTPProxy) ([]*Route, map[*R
 		}
 	})
 	sortRoutes(routes)
+	if domain, ok := strings.CutPrefix(root.Spec.VirtualHost.Fqdn, "*."); ok {
+		for _, r := range routes {
+			r.HeaderMatches = append(slices.Clip(r.HeaderMatches), wildcardAuthority(domain))
+		}
+	}
 	return routes, permit
 }
 

@@ -75,10 +75,11 @@ type HTTPProxySpec struct {
 // authorization settings.
 type VirtualHost struct {
 	// Fqdn is the fully qualified host name, lowercase, without a port.
-	// Wildcards are not supported.
+	// "*.example.com" is a wildcard host for the names one label longer;
+	// an exact host wins over it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Fqdn string `json:"fqdn"`
 
 	// TLS terminates (or passes through) TLS on the HTTPS listener for this
