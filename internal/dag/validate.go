@@ -118,10 +118,14 @@ func validateRegex(expr string) error {
 }
 
 // validateHeaderName checks an HTTP header name (an RFC 9110 token).
-// Pseudo-headers are rejected: they cannot be set or matched as headers.
+// Pseudo-headers are rejected: Envoy refuses to set or remove them (a
+// condition may match some, see validateMatchHeaderName).
 func validateHeaderName(name string) error {
 	if name == "" {
 		return errors.New("header name must not be empty")
+	}
+	if strings.HasPrefix(name, ":") {
+		return fmt.Errorf("%q is a pseudo-header, which cannot be set or removed", name)
 	}
 	if len(name) > 256 {
 		return errors.New("header name is longer than 256 characters")
