@@ -110,6 +110,12 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		st.addError(ErrVirtualHost, "InvalidFQDN", "spec.virtualhost.fqdn: %v", err)
 		return
 	}
+	if len(root.Spec.Routes) == 0 && len(root.Spec.Includes) == 0 && root.Spec.TCPProxy == nil {
+		// As in Contour. The host is not claimed either, so an empty root
+		// cannot hold a name another root serves.
+		st.addError(ErrSpec, "NothingDefined", "spec: a root HTTPProxy must have at least one of routes, includes and tcpproxy")
+		return
+	}
 	res.FQDN = vh.Fqdn
 	secure, permitInsecureAllowed := rb.secureHost(root, st)
 	tlsOK := vh.TLS == nil || secure != nil
