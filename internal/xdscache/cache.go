@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
 // Change replaces one resource, or deletes it when Resource is nil.
@@ -53,6 +54,10 @@ type typeState struct {
 	// stream's generation from a watch to the next.
 	changes changeLog
 	handoff map[unsafe.Pointer]handoff
+	// wildcardAliases answers names only a wildcard listener serves (see
+	// lookup); aliases holds those built.
+	wildcardAliases bool
+	aliases         map[string]aliasEntry
 }
 
 // New returns an empty cache.
@@ -67,6 +72,8 @@ func New() *Cache {
 				sotw:      map[*sotwWatch]struct{}{},
 				delta:     map[*deltaWatch]struct{}{},
 				handoff:   map[unsafe.Pointer]handoff{},
+
+				wildcardAliases: g == GroupGRPC && t == resource.ListenerType,
 			}
 		}
 	}
