@@ -121,6 +121,8 @@ type Route struct {
 
 	Retry         *Retry
 	PrefixRewrite string
+	// InternalRedirect has Envoy follow the backends' redirects.
+	InternalRedirect *InternalRedirect
 	// HostRewrite replaces the Host header, from a Host entry in the
 	// route's requestHeadersPolicy.
 	HostRewrite string

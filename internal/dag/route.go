@@ -219,6 +219,7 @@ func (b *routeBuilder) policies(r *switchyardv1.Route, out *Route) bool {
 	ok = b.retry(r.RetryPolicy, out) && ok
 	ok = b.rewrite(r.PathRewritePolicy, out) && ok
 	ok = b.hashPolicies(r.LoadBalancerPolicy, out) && ok
+	ok = b.internalRedirect(r.InternalRedirectPolicy, r, out) && ok
 	var err error
 	var host hostRewrite
 	vars := headerVars{namespace: b.proxy.Namespace}

@@ -30,6 +30,7 @@ func routeAction(r *dag.Route) *envoy_config_route_v3.RouteAction {
 		return nil
 	}
 	a.RequestMirrorPolicies = mirrorPolicies(f.Mirrors)
+	a.InternalRedirectPolicy = internalRedirectPolicy(r.InternalRedirect)
 	if r.PrefixRewrite != "" {
 		a.PrefixRewrite = r.PrefixRewrite
 	}
