@@ -123,6 +123,9 @@ type Route struct {
 	PrefixRewrite string
 	// InternalRedirect has Envoy follow the backends' redirects.
 	InternalRedirect *InternalRedirect
+	// CookieRewrites apply to every backend's responses; a weighted
+	// cluster's own override them cookie by cookie.
+	CookieRewrites []CookieRewrite
 	// HostRewrite replaces the Host header, from a Host entry in the
 	// route's requestHeadersPolicy.
 	HostRewrite string
@@ -221,6 +224,8 @@ type WeightedCluster struct {
 	ResponseHeaders *HeadersPolicy
 	// HostRewrite replaces the Host header for this service only.
 	HostRewrite string
+	// CookieRewrites are this service's own.
+	CookieRewrites []CookieRewrite
 }
 
 // Mirror copies a percentage of requests to a cluster.

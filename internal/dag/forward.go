@@ -29,6 +29,7 @@ type servicePlan struct {
 	requestHeaders  *HeadersPolicy
 	responseHeaders *HeadersPolicy
 	hostRewrite     string
+	cookies         []CookieRewrite
 	mirror          bool
 	percent         uint32
 }
@@ -247,7 +248,7 @@ func (f *forwardBuilder) planSpec(field string, s *switchyardv1.Service, p *serv
 }
 
 func (f *forwardBuilder) planHeaders(field string, s *switchyardv1.Service, p *servicePlan) bool {
-	if !f.allowHeaders && (s.RequestHeadersPolicy != nil || s.ResponseHeadersPolicy != nil) {
+	if !f.allowHeaders && (s.RequestHeadersPolicy != nil || s.ResponseHeadersPolicy != nil || len(s.CookieRewritePolicies) > 0) {
 		f.st.addError(ErrTCPProxy, "HeadersOnTCP", "%s: header policies cannot be used on a tcpproxy", field)
 		return false
 	}
@@ -260,6 +261,10 @@ func (f *forwardBuilder) planHeaders(field string, s *switchyardv1.Service, p *s
 		ok = false
 	}
 	p.hostRewrite = host.literal
+	if p.cookies, err = parseCookieRewrites(s.CookieRewritePolicies); err != nil {
+		f.st.addError(ErrService, "InvalidCookieRewrite", "%s.cookieRewritePolicies%v", field, err)
+		ok = false
+	}
 	if p.responseHeaders, _, err = parseHeadersPolicy(s.ResponseHeadersPolicy, headerScope{vars: vars}); err != nil {
 		f.st.addError(ErrService, "InvalidHeadersPolicy", "%s.responseHeadersPolicy: %v", field, err)
 		ok = false
@@ -314,6 +319,7 @@ func (f *forwardBuilder) assemble(plans []servicePlan) (*Forward, bool) {
 			RequestHeaders:  p.requestHeaders,
 			ResponseHeaders: p.responseHeaders,
 			HostRewrite:     p.hostRewrite,
+			CookieRewrites:  p.cookies,
 		})
 	}
 	return fwd, true
@@ -322,7 +328,7 @@ func (f *forwardBuilder) assemble(plans []servicePlan) (*Forward, bool) {
 func needsSplit(plans []servicePlan) bool {
 	first := plans[0]
 	for _, p := range plans {
-		if p.requestHeaders != nil || p.responseHeaders != nil || p.hostRewrite != "" {
+		if p.requestHeaders != nil || p.responseHeaders != nil || p.hostRewrite != "" || len(p.cookies) > 0 {
 			return true
 		}
 		if p.protocol != first.protocol || !equalTLS(p.tls, first.tls) {

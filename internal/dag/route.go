@@ -220,6 +220,11 @@ func (b *routeBuilder) policies(r *switchyardv1.Route, out *Route) bool {
 	ok = b.rewrite(r.PathRewritePolicy, out) && ok
 	ok = b.hashPolicies(r.LoadBalancerPolicy, out) && ok
 	ok = b.internalRedirect(r.InternalRedirectPolicy, r, out) && ok
+	var cerr error
+	if out.CookieRewrites, cerr = parseCookieRewrites(r.CookieRewritePolicies); cerr != nil {
+		b.st.addError(ErrRoute, "InvalidCookieRewrite", "%s.cookieRewritePolicies%v", b.field, cerr)
+		ok = false
+	}
 	var err error
 	var host hostRewrite
 	vars := headerVars{namespace: b.proxy.Namespace}

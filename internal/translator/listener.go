@@ -34,7 +34,7 @@ const (
 // host in one resource; only wildcard hosts, and exact hosts next to them,
 // are listed in the listener itself.
 func HTTPListener(opts Options, hosts []string) *envoy_config_listener_v3.Listener {
-	hcm := httpConnectionManager(HTTPListenerName, hostScopeFilter(hosts))
+	hcm := httpConnectionManager(HTTPListenerName, hostScopeFilter(hosts), cookieFilter())
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes{
 		ScopedRoutes: scopedRoutes(),
 	}
@@ -155,6 +155,9 @@ func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_ht
 	var filters []*envoy_filter_network_http_connection_manager_v3.HttpFilter
 	if svh.Authorization != nil {
 		filters = append(filters, extAuthzFilter(svh.Authorization))
+	}
+	if hostRewritesCookies(svh.Routes) {
+		filters = append(filters, cookieFilter())
 	}
 	hcm := httpConnectionManager(HTTPSListenerName, filters...)
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_Rds{

@@ -52,7 +52,7 @@ func wantHCM(statPrefix string, filters ...*envoy_filter_network_http_connection
 
 func TestHTTPListener(t *testing.T) {
 	// The Lua filter's behaviour is TestHostScopeScript's.
-	hcm := wantHCM("ingress_http", hostScopeFilter([]string{"a.example.com"}))
+	hcm := wantHCM("ingress_http", hostScopeFilter([]string{"a.example.com"}), cookieFilter())
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes{
 		ScopedRoutes: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes{
 			Name: "ingress_http",

@@ -137,6 +137,9 @@ func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	if authz {
 		rt.TypedPerFilterConfig = extAuthzPerRoute(r)
 	}
+	if r.Forward != nil {
+		rt.TypedPerFilterConfig = withCookies(rt.TypedPerFilterConfig, r.CookieRewrites)
+	}
 	return rt
 }
 

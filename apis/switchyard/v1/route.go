@@ -55,6 +55,10 @@ type Route struct {
 	ResponseHeadersPolicy *HeadersPolicy `json:"responseHeadersPolicy,omitempty"`
 	// +optional
 	RequestRedirectPolicy *HTTPRequestRedirectPolicy `json:"requestRedirectPolicy,omitempty"`
+	// CookieRewritePolicies rewrite cookie attributes in the responses.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	CookieRewritePolicies []CookieRewritePolicy `json:"cookieRewritePolicies,omitempty"`
 	// InternalRedirectPolicy has Envoy follow the services' redirects.
 	// +optional
 	InternalRedirectPolicy *HTTPInternalRedirectPolicy `json:"internalRedirectPolicy,omitempty"`

@@ -56,6 +56,13 @@ type Service struct {
 	// +optional
 	ResponseHeadersPolicy *HeadersPolicy `json:"responseHeadersPolicy,omitempty"`
 
+	// CookieRewritePolicies rewrite cookie attributes in this service's
+	// responses, over the route's for the same cookie. Like header
+	// policies, they give the service a cluster of its own.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	CookieRewritePolicies []CookieRewritePolicy `json:"cookieRewritePolicies,omitempty"`
+
 	// UpstreamValidation verifies the service's certificate when the
 	// protocol is tls or h2.
 	// +optional
