@@ -11,7 +11,11 @@ import (
 // knownAnnotations are the projectcontour.io/ annotations Switchyard reads
 // under switchyard.dev/; the others are renamed all the same, with a
 // warning, so the output shows what was there.
-var knownAnnotations = map[string]bool{}
+var knownAnnotations = map[string]bool{
+	"upstream-protocol.h2": true, "upstream-protocol.h2c": true, "upstream-protocol.tls": true,
+	"max-connections": true, "max-pending-requests": true, "max-requests": true, "max-retries": true,
+	"per-host-max-connections": true,
+}
 
 // rewrite changes the fields whose name Switchyard shares with Contour but
 // not the meaning, so that the converted object behaves as it did, and

@@ -358,6 +358,9 @@ type CircuitBreakers struct {
 	MaxRetries         uint32
 	// MaxRetriesSet tells an explicit 0 from unset.
 	MaxRetriesSet bool
+	// PerHostMaxConnections caps the connections to each endpoint. Left
+	// out of the cluster hash when 0, so that adding it renamed no cluster.
+	PerHostMaxConnections uint32 `json:",omitempty"`
 }
 
 // SecretKind says what a Secret resource carries.

@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -30,6 +31,7 @@ type servicePlan struct {
 	responseHeaders *HeadersPolicy
 	hostRewrite     string
 	cookies         []CookieRewrite
+	circuit         *CircuitBreakers
 	mirror          bool
 	percent         uint32
 }
@@ -179,8 +181,9 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 		return p, true, false
 	}
 	if p.protocol == "" {
-		p.protocol = protocolFromAppProtocol(ref.Port)
+		p.protocol = cmp.Or(f.annotatedProtocol(field, ref), protocolFromAppProtocol(ref.Port))
 	}
+	p.circuit = f.annotatedCircuitBreakers(field, ref)
 	if objects.Drained(ref.Service.Annotations) {
 		f.st.addWarning(ErrService, "ServiceDrained", "%s: Service %s is drained (%s): its endpoints take no new requests", field, nn, objects.DrainAnnotation)
 	}
@@ -331,7 +334,7 @@ func needsSplit(plans []servicePlan) bool {
 		if p.requestHeaders != nil || p.responseHeaders != nil || p.hostRewrite != "" || len(p.cookies) > 0 {
 			return true
 		}
-		if p.protocol != first.protocol || !equalTLS(p.tls, first.tls) {
+		if p.protocol != first.protocol || !equalTLS(p.tls, first.tls) || !sameCircuitBreakers(p.circuit, first.circuit) {
 			return true
 		}
 	}
@@ -358,6 +361,7 @@ func (f *forwardBuilder) spec(plans []servicePlan) ClusterSpec {
 		Backends:              backends,
 		Protocol:              plans[0].protocol,
 		UpstreamTLS:           plans[0].tls,
+		CircuitBreakers:       plans[0].circuit,
 		LoadBalancer:          f.common.LoadBalancer,
 		HealthCheck:           f.common.HealthCheck,
 		IdleConnectionTimeout: f.common.IdleTimeout,

@@ -195,7 +195,15 @@ func circuitBreakers(cb *dag.CircuitBreakers) *envoy_config_cluster_v3.CircuitBr
 	if cb.MaxRetries > 0 || cb.MaxRetriesSet {
 		t.MaxRetries = u32(cb.MaxRetries)
 	}
-	return &envoy_config_cluster_v3.CircuitBreakers{
+	out := &envoy_config_cluster_v3.CircuitBreakers{
 		Thresholds: []*envoy_config_cluster_v3.CircuitBreakers_Thresholds{t},
 	}
+	if cb.PerHostMaxConnections > 0 {
+		// Envoy reads only max_connections of a per-host threshold.
+		out.PerHostThresholds = []*envoy_config_cluster_v3.CircuitBreakers_Thresholds{{
+			Priority:       envoy_config_core_v3.RoutingPriority_DEFAULT,
+			MaxConnections: u32(cb.PerHostMaxConnections),
+		}}
+	}
+	return out
 }
