@@ -111,4 +111,3 @@ func sameCircuitBreakers(a, b *CircuitBreakers) bool {
 	}
 	return *a == *b
 }
-

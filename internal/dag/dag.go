@@ -309,6 +309,9 @@ type ClusterSpec struct {
 	IdleConnectionTimeout *time.Duration
 	// CircuitBreakers is nil for Envoy's defaults.
 	CircuitBreakers *CircuitBreakers
+	// SlowStart ramps new endpoints up; omitted from the cluster hash when
+	// nil, so that adding it renamed no cluster.
+	SlowStart *SlowStart `json:",omitempty"`
 }
 
 // The load-balancing strategies a cluster may use.
@@ -337,6 +340,10 @@ type UpstreamTLS struct {
 	// CASecret is the name of the validation-context Secret resource.
 	CASecret    string
 	SubjectName string
+	// SubjectNames, when set, are the names a certificate may carry
+	// instead of SubjectName alone (SubjectName is the first); omitted
+	// from the cluster hash when empty, so no existing cluster is renamed.
+	SubjectNames []string `json:",omitempty"`
 }
 
 // HealthCheck is an active health check.
@@ -348,6 +355,8 @@ type HealthCheck struct {
 	Timeout            time.Duration
 	UnhealthyThreshold uint32
 	HealthyThreshold   uint32
+	// ExpectedStatuses are the healthy statuses; empty means 200.
+	ExpectedStatuses []StatusRange `json:",omitempty"`
 }
 
 // CircuitBreakers caps load on a cluster; zero fields keep Envoy's defaults.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ type servicePlan struct {
 	hostRewrite     string
 	cookies         []CookieRewrite
 	circuit         *CircuitBreakers
+	slowStart       *SlowStart
 	mirror          bool
 	percent         uint32
 }
@@ -202,7 +204,7 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 			return p, true, false
 		}
 		f.rb.addSecret(ca)
-		p.tls = &UpstreamTLS{CASecret: ca.Name, SubjectName: s.UpstreamValidation.SubjectName}
+		p.tls = &UpstreamTLS{CASecret: ca.Name, SubjectName: s.UpstreamValidation.SubjectName, SubjectNames: s.UpstreamValidation.SubjectNames}
 	}
 	return p, true, weight > 0
 }
@@ -228,6 +230,15 @@ func (f *forwardBuilder) planSpec(field string, s *switchyardv1.Service, p *serv
 			f.st.addError(ErrService, "InvalidValidation", "%s.validation.subjectName: %v", field, err)
 			ok = false
 		}
+		if err := validateSubjectNames(v.SubjectName, v.SubjectNames); err != nil {
+			f.st.addError(ErrService, "InvalidValidation", "%s.validation.subjectNames%v", field, err)
+			ok = false
+		}
+	}
+	var err error
+	if p.slowStart, err = slowStart(s.SlowStartPolicy, f.common.LoadBalancer); err != nil {
+		f.st.addError(ErrService, "InvalidSlowStartPolicy", "%s.slowStartPolicy%v", field, err)
+		ok = false
 	}
 	if s.Mirror && s.Priority != nil {
 		f.st.addError(ErrService, "InvalidMirror", "%s.priority: a mirror cannot have a priority", field)
@@ -334,7 +345,7 @@ func needsSplit(plans []servicePlan) bool {
 		if p.requestHeaders != nil || p.responseHeaders != nil || p.hostRewrite != "" || len(p.cookies) > 0 {
 			return true
 		}
-		if p.protocol != first.protocol || !equalTLS(p.tls, first.tls) || !sameCircuitBreakers(p.circuit, first.circuit) {
+		if p.protocol != first.protocol || !equalTLS(p.tls, first.tls) || !sameCircuitBreakers(p.circuit, first.circuit) || !sameSlowStart(p.slowStart, first.slowStart) {
 			return true
 		}
 	}
@@ -345,7 +356,7 @@ func equalTLS(a, b *UpstreamTLS) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return *a == *b
+	return a.CASecret == b.CASecret && a.SubjectName == b.SubjectName && slices.Equal(a.SubjectNames, b.SubjectNames)
 }
 
 // spec builds the cluster spec of a set of services that share protocol
@@ -362,6 +373,7 @@ func (f *forwardBuilder) spec(plans []servicePlan) ClusterSpec {
 		Protocol:              plans[0].protocol,
 		UpstreamTLS:           plans[0].tls,
 		CircuitBreakers:       plans[0].circuit,
+		SlowStart:             plans[0].slowStart,
 		LoadBalancer:          f.common.LoadBalancer,
 		HealthCheck:           f.common.HealthCheck,
 		IdleConnectionTimeout: f.common.IdleTimeout,

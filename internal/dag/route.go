@@ -410,6 +410,9 @@ func httpHealthCheck(p *switchyardv1.HTTPHealthCheckPolicy) (*HealthCheck, error
 		return nil, err
 	}
 	hc.Path = p.Path
+	if hc.ExpectedStatuses, err = expectedStatuses(p.ExpectedStatuses); err != nil {
+		return nil, err
+	}
 	hc.Host = defaultHealthHost
 	if p.Host != "" {
 		if err := validateFQDN(p.Host); err != nil {

@@ -193,6 +193,26 @@ func validateContext(ctx map[string]string) error {
 	return nil
 }
 
+// validateSubjectNames checks the names of which an upstream certificate
+// must carry one: as in Contour, the first is subjectName.
+func validateSubjectNames(first string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if len(names) > 8 {
+		return fmt.Errorf(": %d names, over the limit of 8", len(names))
+	}
+	if names[0] != first {
+		return fmt.Errorf("[0]: %q must be subjectName, %q", names[0], first)
+	}
+	for i, n := range names {
+		if err := validateSubjectName(n); err != nil {
+			return fmt.Errorf("[%d]: %v", i, err)
+		}
+	}
+	return nil
+}
+
 // validateSubjectName checks the name an upstream certificate must carry;
 // it is also sent as SNI, which allows no spaces and at most 255 bytes.
 func validateSubjectName(s string) error {

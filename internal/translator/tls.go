@@ -48,14 +48,19 @@ func upstreamTLSSocket(spec *dag.ClusterSpec) *envoy_config_core_v3.TransportSoc
 	ctx := &envoy_transport_socket_tls_v3.UpstreamTlsContext{CommonTlsContext: common}
 	if tls := spec.UpstreamTLS; tls != nil {
 		ctx.Sni = tls.SubjectName
+		names := tls.SubjectNames
+		if len(names) == 0 && tls.SubjectName != "" {
+			names = []string{tls.SubjectName}
+		}
+		// Envoy accepts a certificate that matches any one of the matchers.
 		var sans []*envoy_transport_socket_tls_v3.SubjectAltNameMatcher
-		if tls.SubjectName != "" {
-			sans = []*envoy_transport_socket_tls_v3.SubjectAltNameMatcher{{
+		for _, n := range names {
+			sans = append(sans, &envoy_transport_socket_tls_v3.SubjectAltNameMatcher{
 				SanType: envoy_transport_socket_tls_v3.SubjectAltNameMatcher_DNS,
 				Matcher: &envoy_type_matcher_v3.StringMatcher{
-					MatchPattern: &envoy_type_matcher_v3.StringMatcher_Exact{Exact: tls.SubjectName},
+					MatchPattern: &envoy_type_matcher_v3.StringMatcher_Exact{Exact: n},
 				},
-			}}
+			})
 		}
 		if tls.CASecret != "" {
 			common.ValidationContextType = &envoy_transport_socket_tls_v3.CommonTlsContext_CombinedValidationContext{

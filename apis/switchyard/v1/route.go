@@ -225,6 +225,11 @@ type HTTPHealthCheckPolicy struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	HealthyThresholdCount *int64 `json:"healthyThresholdCount,omitempty"`
+	// ExpectedStatuses are the statuses that count as healthy; default
+	// 200 only.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	ExpectedStatuses []HTTPStatusRange `json:"expectedStatuses,omitempty"`
 }
 
 // TCPHealthCheckPolicy actively checks each endpoint with TCP connects.

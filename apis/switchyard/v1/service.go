@@ -63,6 +63,11 @@ type Service struct {
 	// +kubebuilder:validation:MaxItems=16
 	CookieRewritePolicies []CookieRewritePolicy `json:"cookieRewritePolicies,omitempty"`
 
+	// SlowStartPolicy ramps new endpoints' traffic up. Services of one
+	// route with different policies get clusters of their own.
+	// +optional
+	SlowStartPolicy *SlowStartPolicy `json:"slowStartPolicy,omitempty"`
+
 	// UpstreamValidation verifies the service's certificate when the
 	// protocol is tls or h2.
 	// +optional
@@ -81,4 +86,12 @@ type UpstreamValidation struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	SubjectName string `json:"subjectName"`
+	// SubjectNames, when set, are the names of which the certificate must
+	// carry at least one, as in Contour; the first must be subjectName,
+	// which stays the SNI.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=253
+	SubjectNames []string `json:"subjectNames,omitempty"`
 }
