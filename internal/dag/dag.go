@@ -54,6 +54,9 @@ type SecureVirtualHost struct {
 	MaxTLSVersion string
 	// ClientCA, when set, requires client certificates signed by it.
 	ClientCA *Secret
+	// ClientAuth holds the other client certificate options; nil when
+	// clientValidation sets none.
+	ClientAuth *ClientAuth
 	// Authorization, when set, checks each request with ext_authz.
 	Authorization *Authorization
 	// TCPProxy, when set, forwards the stream instead of serving routes.

@@ -352,12 +352,8 @@ func (rb *rootBuilder) secureHost(root *switchyardv1.HTTPProxy, st *Status) (*Se
 		return nil, false
 	}
 	rb.addSecret(svh.Secret)
-	if cv := t.ClientValidation; cv != nil {
-		if svh.ClientCA, err = rb.secrets.caSecret(cv.CACertificate, root.Namespace); err != nil {
-			st.addError(ErrTLS, reasonOf(err), "spec.virtualhost.tls.clientValidation.caSecret: %v", err)
-			return nil, false
-		}
-		rb.addSecret(svh.ClientCA)
+	if !rb.clientValidation(t.ClientValidation, root.Namespace, svh, st) {
+		return nil, false
 	}
 	return svh, rb.authorize(root, svh, st)
 }

@@ -160,6 +160,7 @@ func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_ht
 		filters = append(filters, cookieFilter())
 	}
 	hcm := httpConnectionManager(HTTPSListenerName, filters...)
+	forwardClientCert(hcm, svh.ClientAuth)
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_Rds{
 		Rds: &envoy_filter_network_http_connection_manager_v3.Rds{
 			ConfigSource:    adsConfigSource(),

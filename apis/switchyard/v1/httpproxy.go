@@ -128,13 +128,20 @@ type TLS struct {
 	ClientValidation *DownstreamValidation `json:"clientValidation,omitempty"`
 }
 
-// DownstreamValidation requires and verifies client certificates.
+// DownstreamValidation requires and verifies client certificates, with
+// Contour's options (see clientvalidation.go).
+//
+// +kubebuilder:validation:XValidation:rule="has(self.caSecret) || (has(self.skipClientCertValidation) && self.skipClientCertValidation)",message="caSecret is required unless skipClientCertValidation is true"
+// +kubebuilder:validation:XValidation:rule="!has(self.crlSecret) || has(self.caSecret)",message="crlSecret requires caSecret"
 type DownstreamValidation struct {
 	// CACertificate is a Secret holding ca.crt, in the proxy's namespace or
 	// delegated as "namespace/name".
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
-	CACertificate string `json:"caSecret"`
+	CACertificate string `json:"caSecret,omitempty"`
+
+	ClientValidationOptions `json:",inline"`
 }
 
 // Include delegates part of a proxy's URL space to another proxy.
