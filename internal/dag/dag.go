@@ -336,6 +336,9 @@ type Backend struct {
 	Weight uint32
 	// Priority is the failover level, 0 for the primary.
 	Priority uint32
+	// HealthPort is the Service port health checks go to, 0 for Port;
+	// omitted from the cluster hash when 0.
+	HealthPort int32 `json:",omitempty"`
 }
 
 // UpstreamTLS verifies a backend's certificate.

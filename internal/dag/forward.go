@@ -186,6 +186,13 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 		p.protocol = cmp.Or(f.annotatedProtocol(field, ref), protocolFromAppProtocol(ref.Port))
 	}
 	p.circuit = f.annotatedCircuitBreakers(field, ref)
+	if hp := s.HealthPort; hp != nil {
+		if !hasTCPPort(ref.Service, *hp) {
+			f.st.addError(ErrService, "HealthPortNotFound", "%s.healthPort: Service %s has no TCP port %d", field, nn, *hp)
+			return p, true, false
+		}
+		p.backend.HealthPort = *hp
+	}
 	if objects.Drained(ref.Service.Annotations) {
 		f.st.addWarning(ErrService, "ServiceDrained", "%s: Service %s is drained (%s): its endpoints take no new requests", field, nn, objects.DrainAnnotation)
 	}
@@ -234,6 +241,10 @@ func (f *forwardBuilder) planSpec(field string, s *switchyardv1.Service, p *serv
 			f.st.addError(ErrService, "InvalidValidation", "%s.validation.subjectNames%v", field, err)
 			ok = false
 		}
+	}
+	if hp := s.HealthPort; hp != nil && (*hp < 1 || *hp > 65535) {
+		f.st.addError(ErrService, "InvalidPort", "%s.healthPort: %d is not a port number (1-65535)", field, *hp)
+		ok = false
 	}
 	var err error
 	if p.slowStart, err = slowStart(s.SlowStartPolicy, f.common.LoadBalancer); err != nil {

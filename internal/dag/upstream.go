@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 )
 
@@ -74,4 +76,14 @@ func sameSlowStart(a, b *SlowStart) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// hasTCPPort reports whether the Service has the TCP port.
+func hasTCPPort(svc *corev1.Service, port int32) bool {
+	for _, sp := range svc.Spec.Ports {
+		if sp.Port == port && (sp.Protocol == "" || sp.Protocol == corev1.ProtocolTCP) {
+			return true
+		}
+	}
+	return false
 }

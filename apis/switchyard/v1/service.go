@@ -63,6 +63,13 @@ type Service struct {
 	// +kubebuilder:validation:MaxItems=16
 	CookieRewritePolicies []CookieRewritePolicy `json:"cookieRewritePolicies,omitempty"`
 
+	// HealthPort is the Service port the active health checks go to,
+	// when it is not Port.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	HealthPort *int32 `json:"healthPort,omitempty"`
+
 	// SlowStartPolicy ramps new endpoints' traffic up. Services of one
 	// route with different policies get clusters of their own.
 	// +optional

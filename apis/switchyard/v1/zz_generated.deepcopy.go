@@ -902,6 +902,11 @@ func (in *Service) DeepCopyInto(out *Service) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.HealthPort != nil {
+		in, out := &in.HealthPort, &out.HealthPort
+		*out = new(int32)
+		**out = **in
+	}
 	if in.SlowStartPolicy != nil {
 		in, out := &in.SlowStartPolicy, &out.SlowStartPolicy
 		*out = new(SlowStartPolicy)
