@@ -166,7 +166,10 @@ func (c *converter) walk(n *yaml.Node, t reflect.Type, path string) {
 			k, v := n.Content[i], n.Content[i+1]
 			ft, ok := fields[k.Value]
 			if !ok {
-				c.warn(k, path+"."+k.Value, "Switchyard has no such field; left out")
+				// Leaving out a false or null changes nothing: no warning.
+				if !(v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || (v.Tag == "!!bool" && v.Value == "false"))) {
+					c.warn(k, path+"."+k.Value, "Switchyard has no such field; left out")
+				}
 				continue
 			}
 			kept = append(kept, k, v)
