@@ -108,8 +108,14 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		st.addError(ErrVirtualHost, "RootNamespaceNotAllowed", "spec.virtualhost: root HTTPProxies may only be created in the namespaces %s", strings.Join(rb.opts.RootNamespaces, ", "))
 		return
 	}
-	if err := validateFQDN(vh.Fqdn); err != nil {
+	if err := validateVirtualHostFQDN(vh.Fqdn); err != nil {
 		st.addError(ErrVirtualHost, "InvalidFQDN", "spec.virtualhost.fqdn: %v", err)
+		return
+	}
+	if len(root.Spec.Routes) == 0 && len(root.Spec.Includes) == 0 && root.Spec.TCPProxy == nil {
+		// As in Contour. The host is not claimed either, so an empty root
+		// cannot hold a name another root serves.
+		st.addError(ErrSpec, "NothingDefined", "spec: a root HTTPProxy must have at least one of routes, includes and tcpproxy")
 		return
 	}
 	res.FQDN = vh.Fqdn
@@ -207,6 +213,11 @@ func (rb *rootBuilder) visitRoot(root *switchyardv1.HTTPProxy) ([]*Route, map[*R
 		}
 	})
 	sortRoutes(routes)
+	if domain, ok := strings.CutPrefix(root.Spec.VirtualHost.Fqdn, "*."); ok {
+		for _, r := range routes {
+			r.HeaderMatches = append(slices.Clip(r.HeaderMatches), wildcardAuthority(domain))
+		}
+	}
 	return routes, permit
 }
 
@@ -345,12 +356,8 @@ func (rb *rootBuilder) secureHost(root *switchyardv1.HTTPProxy, st *Status) (*Se
 		return nil, false
 	}
 	rb.addSecret(svh.Secret)
-	if cv := t.ClientValidation; cv != nil {
-		if svh.ClientCA, err = rb.secrets.caSecret(cv.CACertificate, root.Namespace); err != nil {
-			st.addError(ErrTLS, reasonOf(err), "spec.virtualhost.tls.clientValidation.caSecret: %v", err)
-			return nil, false
-		}
-		rb.addSecret(svh.ClientCA)
+	if !rb.clientValidation(t.ClientValidation, root.Namespace, svh, st) {
+		return nil, false
 	}
 	return svh, rb.authorize(root, svh, st)
 }

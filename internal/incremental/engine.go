@@ -94,6 +94,7 @@ type Engine struct {
 	rootDeps  *depIndex
 
 	claims   claims
+	plain    plainHosts
 	statuses statusTable
 	shared   sharedTables
 	https    httpsListener
@@ -202,7 +203,6 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	}
 	if e.generation == 1 {
 		e.presize()
-		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(translator.HTTPListener(e.cfg.Translator))))
 	}
 
 	oldExts := e.rebuildExtensions()
@@ -230,6 +230,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 			delete(e.roots, r.nn)
 		}
 	}
+	e.publishHTTPListener()
 	e.releaseUnused()
 	e.computePending()
 	e.settleDNS()

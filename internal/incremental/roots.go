@@ -190,6 +190,9 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 	if res.Insecure != nil || res.Secure != nil {
 		e.dirty.hosts[fqdn] = true
 	}
+	if out.scoped != nil {
+		e.plain.set(fqdn, !remove)
+	}
 	put(xdscache.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn), out.scoped)
 	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn), out.http)
 	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn), out.https)

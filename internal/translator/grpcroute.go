@@ -123,6 +123,7 @@ func needsUpstreamValidation(f *dag.Forward) bool {
 //     gRPC NACKs.
 //   - routes with query-parameter conditions are left out: an RPC has no
 //     query string, so they never match (gRPC would skip them too).
+//   - pseudo-header conditions are resolved (see grpcPseudoHeaders).
 //   - routes that must not forward (see grpcRefused) answer a
 //     direct_response instead.
 //
@@ -155,6 +156,10 @@ func GRPCRouteConfig(h GRPCHost) *envoy_config_route_v3.RouteConfiguration {
 // returns nil for a route gRPC clients never match.
 func grpcRoute(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	if len(r.QueryParamMatches) > 0 {
+		return nil
+	}
+	r, ok := grpcPseudoHeaders(r)
+	if !ok {
 		return nil
 	}
 	var rt *envoy_config_route_v3.Route

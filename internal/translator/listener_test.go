@@ -70,7 +70,8 @@ func wantHCM(statPrefix string, filters ...*envoy_filter_network_http_connection
 }
 
 func TestHTTPListener(t *testing.T) {
-	hcm := wantHCM("ingress_http")
+	// The Lua filter's behaviour is TestHostScopeScript's.
+	hcm := wantHCM("ingress_http", hostScopeFilter([]string{"a.example.com"}), cookieFilter())
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes{
 		ScopedRoutes: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes{
 			Name: "ingress_http",
@@ -78,9 +79,7 @@ func TestHTTPListener(t *testing.T) {
 				Fragments: []*envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder{{
 					Type: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_{
 						HeaderValueExtractor: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor{
-							Name:             ":authority",
-							ElementSeparator: ":",
-							ExtractType:      &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_Index{Index: 0},
+							Name: "x-switchyard-host-scope",
 						},
 					},
 				}},
@@ -103,7 +102,7 @@ func TestHTTPListener(t *testing.T) {
 	}
 	opts := DefaultOptions()
 	opts.ListenAddress, opts.HTTPPort = "127.0.0.1", 80
-	got := HTTPListener(opts)
+	got := HTTPListener(opts, []string{"a.example.com"})
 	if d := diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
 // Change replaces one resource, or deletes it when Resource is nil.
@@ -60,6 +61,10 @@ type typeState struct {
 	// stream's generation from a watch to the next.
 	changes changeLog
 	handoff map[unsafe.Pointer]handoff
+	// wildcardAliases answers names only a wildcard listener serves (see
+	// lookup); aliases holds those built.
+	wildcardAliases bool
+	aliases         map[string]aliasEntry
 }
 
 // New returns an empty cache.
@@ -76,6 +81,8 @@ func New() *Cache {
 				sotw:      map[*sotwWatch]struct{}{},
 				delta:     map[*deltaWatch]struct{}{},
 				handoff:   map[unsafe.Pointer]handoff{},
+
+				wildcardAliases: g == GroupGRPC && t == resource.ListenerType,
 			}
 		}
 	}

@@ -66,11 +66,12 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 // place (see deltaBuild); undo restores it when the response is not sent
 // after all.
 func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool) (cache.DeltaResponse, func()) {
+	changed = t.widen(changed)
 	full := changed == nil
 	returned := sub.ReturnedResources()
 	var updated, removed []string
 	check := func(name string) {
-		r, exists := t.resources[name]
+		r, exists := t.lookup(name)
 		v, had := returned[name]
 		switch {
 		case exists && (!had || v != r.Version):
@@ -88,7 +89,7 @@ func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscriptio
 	} else {
 		t.eachInView(sub, func(name string, _ *Resource) { check(name) })
 		for name := range returned {
-			if _, exists := t.resources[name]; !exists {
+			if _, exists := t.lookup(name); !exists {
 				removed = append(removed, name)
 			}
 		}
@@ -127,7 +128,7 @@ func (t *typeState) deltaBuild(req *cache.DeltaRequest, returned map[string]stri
 	undo := make([]prior, 0, len(updated)+len(removed))
 	out := make([]*envoy_service_discovery_v3.Resource, 0, len(updated))
 	for _, name := range updated {
-		r := t.resources[name]
+		r, _ := t.lookup(name)
 		v, had := next[name]
 		undo = append(undo, prior{name, v, had})
 		next[name] = r.Version

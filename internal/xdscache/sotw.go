@@ -56,7 +56,8 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 	names, next := t.sotwContent(sub, returned)
 	resources := make([]*anypb.Any, 0, len(names))
 	for _, n := range names {
-		resources = append(resources, t.resources[n].Any)
+		r, _ := t.lookup(n)
+		resources = append(resources, r.Any)
 	}
 	return newSotwReply(&cache.PassthroughResponse{
 		Request: req,
@@ -72,8 +73,9 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 // sotwNeeded reports whether the stream must be answered.
 func (t *typeState) sotwNeeded(req *cache.Request, sub cache.Subscription, changed map[string]bool) bool {
 	returned := sub.ReturnedResources()
+	changed = t.widen(changed)
 	differs := func(name string) bool {
-		r, exists := t.resources[name]
+		r, exists := t.lookup(name)
 		v, had := returned[name]
 		switch {
 		case exists:
@@ -136,7 +138,7 @@ func (t *typeState) sotwContent(sub cache.Subscription, returned map[string]stri
 			}
 		})
 		for name := range returned {
-			if _, ok := t.resources[name]; !ok {
+			if _, ok := t.lookup(name); !ok {
 				delete(next, name)
 			}
 		}
@@ -154,7 +156,7 @@ func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *Resource
 		return
 	}
 	for name := range sub.SubscribedResources() {
-		if r, ok := t.resources[name]; ok {
+		if r, ok := t.lookup(name); ok {
 			fn(name, r)
 		}
 	}

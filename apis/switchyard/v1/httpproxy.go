@@ -76,10 +76,11 @@ type HTTPProxySpec struct {
 // authorization settings.
 type VirtualHost struct {
 	// Fqdn is the fully qualified host name, lowercase, without a port.
-	// Wildcards are not supported.
+	// "*.example.com" is a wildcard host for the names one label longer;
+	// an exact host wins over it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Fqdn string `json:"fqdn"`
 
 	// TLS terminates (or passes through) TLS on the HTTPS listener for this
@@ -130,13 +131,20 @@ type TLS struct {
 	ClientValidation *DownstreamValidation `json:"clientValidation,omitempty"`
 }
 
-// DownstreamValidation requires and verifies client certificates.
+// DownstreamValidation requires and verifies client certificates, with
+// Contour's options (see clientvalidation.go).
+//
+// +kubebuilder:validation:XValidation:rule="has(self.caSecret) || (has(self.skipClientCertValidation) && self.skipClientCertValidation)",message="caSecret is required unless skipClientCertValidation is true"
+// +kubebuilder:validation:XValidation:rule="!has(self.crlSecret) || has(self.caSecret)",message="crlSecret requires caSecret"
 type DownstreamValidation struct {
 	// CACertificate is a Secret holding ca.crt, in the proxy's namespace or
 	// delegated as "namespace/name".
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
-	CACertificate string `json:"caSecret"`
+	CACertificate string `json:"caSecret,omitempty"`
+
+	ClientValidationOptions `json:",inline"`
 }
 
 // Include delegates part of a proxy's URL space to another proxy.
