@@ -143,19 +143,24 @@ bench:
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 30m $(BENCH_PKGS)
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench Large -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS)
 
-.PHONY: docs linkcheck
+.PHONY: docs apidocs linkcheck
 
 ## Documentation site. docs builds bin/docs with Debian's mkdocs
 ## (`apt-get install -y mkdocs`; .ci/run installs it), from a copy of site/
 ## and README.md staged by internal/docsite/stage: MkDocs cannot build from
 ## the directory holding its own mkdocs.yml. --strict fails on a link to a
 ## page that does not exist; linkcheck checks anchors and links leaving
-## site/ (the unit tests run it too).
+## site/ (the unit tests run it too), and apidocs regenerates the API
+## reference, site/reference/api.md, from apis/ (the unit tests fail when it
+## is stale, as check-generated does for the CRDs).
 DOCS_SRC := bin/docs-src
 docs:
 	$(GO) run ./internal/docsite/stage -out $(DOCS_SRC)
 	mkdocs build --strict --quiet -f site/mkdocs.yml
 	@echo "docs: bin/docs/index.html"
+
+apidocs:
+	$(GO) run ./internal/apiref/gen
 
 linkcheck:
 	$(GO) test -count=1 ./internal/docsite
