@@ -86,7 +86,7 @@ func TestStageRewritesLinksOutOfSite(t *testing.T) {
 	files := map[string]string{
 		"README.md":           "[docs](site/index.md) [q](examples/q) `[code](examples/q)`\n",
 		"site/index.md":       "[start](../README.md#quick-start) [ref](reference/api.md) [file](../go.mod) [here](#x)\n",
-		"site/reference/a.md": "[back](../index.md)\n",
+		"site/reference/a.md": "[back](../index.md)\n\n| a | b |\n|---|---|\n| `x \\| y` | u \\| v |\n",
 		"site/mkdocs.yml":     "site_name: x\n",
 		"examples/q/x.yaml":   "",
 		"go.mod":              "",
@@ -102,7 +102,7 @@ func TestStageRewritesLinksOutOfSite(t *testing.T) {
 	want := map[string]string{
 		"getting-started.md": "[docs](index.md) [q](https://example.com/r/tree/main/examples/q) `[code](examples/q)`\n",
 		"index.md":           "[start](getting-started.md#quick-start) [ref](reference/api.md) [file](https://example.com/r/blob/main/go.mod) [here](#x)\n",
-		"reference/a.md":     "[back](../index.md)\n",
+		"reference/a.md":     "[back](../index.md)\n\n| a | b |\n|---|---|\n| `x | y` | u \\| v |\n",
 	}
 	got := map[string]string{}
 	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {

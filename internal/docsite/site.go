@@ -138,7 +138,7 @@ func Stage(root, out, repoURL string) error {
 			return err
 		}
 		staged := stagedPath(page)
-		rewritten := rewrite(root, page, staged, src, repoURL)
+		rewritten := unescapeTablePipes(rewrite(root, page, staged, src, repoURL))
 		if err := write(filepath.Join(out, strings.TrimPrefix(staged, SiteDir+"/")), rewritten); err != nil {
 			return err
 		}
@@ -188,6 +188,36 @@ func rewrite(root, page, staged string, src []byte, repoURL string) []byte {
 	}
 	b.Write(src[last:])
 	return []byte(b.String())
+}
+
+// unescapeTablePipes turns `\|` back into `|` inside the code spans of
+// table rows. GitHub needs the backslash there, or the pipe ends the cell;
+// Python-Markdown never splits a cell inside a code span, and would show
+// the backslash.
+func unescapeTablePipes(src []byte) []byte {
+	lines := strings.SplitAfter(string(src), "\n")
+	fenced := false
+	for i, line := range lines {
+		if isFence([]byte(line)) {
+			fenced = !fenced
+		}
+		if fenced || !strings.HasPrefix(line, "|") {
+			continue
+		}
+		var b strings.Builder
+		in := false
+		for j := 0; j < len(line); j++ {
+			switch {
+			case line[j] == '`':
+				in = !in
+			case in && line[j] == '\\' && j+1 < len(line) && line[j+1] == '|':
+				continue
+			}
+			b.WriteByte(line[j])
+		}
+		lines[i] = b.String()
+	}
+	return []byte(strings.Join(lines, ""))
 }
 
 func inSite(p string) bool { return strings.HasPrefix(p, SiteDir+"/") }
