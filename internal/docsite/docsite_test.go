@@ -151,3 +151,32 @@ func TestNav(t *testing.T) {
 		t.Errorf("site/mkdocs.yml nav (-pages +nav):\n%s", diff)
 	}
 }
+
+func TestCheckBuilt(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"index.html":     `<a href="a.html#x">ok</a> <a href="a.html#y">no id</a> <script src="js/gone.js"></script> <a href="https://example.com/">ext</a> <a href="sub/">dir</a> <a href="#top" id="top">self</a>`,
+		"a.html":         `<h2 id="x">X</h2> <link href="/css/s.css"> <a href="../up.html">out</a>`,
+		"sub/index.html": `<a href="../index.html?q=1">back</a>`,
+		"css/s.css":      `@font-face { src: url('../fonts/f.woff') } a { background: url(missing.png) }`,
+		"fonts/f.woff":   ``,
+	}
+	for name, body := range files {
+		if err := write(filepath.Join(dir, name), []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := CheckBuilt(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"a.html: ../up.html: leaves the site",
+		"css/s.css: missing.png: no such file",
+		"index.html: a.html#y: no element of a.html has this id",
+		"index.html: js/gone.js: no such file",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
