@@ -121,7 +121,7 @@ func (p *Package) addTypes(f *ast.File) {
 			if st, ok := ts.Type.(*ast.StructType); ok {
 				t.Struct, t.Fields = true, fields(st, imports)
 			} else {
-				t.Under = types(ts.Type)
+				t.Under = goType(ts.Type)
 			}
 			p.Types = append(p.Types, t)
 		}
@@ -144,26 +144,26 @@ func fields(st *ast.StructType, imports map[string]string) []*Field {
 		if len(f.Names) > 0 {
 			fd.GoName = f.Names[0].Name
 		} else {
-			fd.GoName = types(f.Type)
+			fd.GoName = goType(f.Type)
 		}
 		out = append(out, fd)
 	}
 	return out
 }
 
-// types is the Go spelling of a type expression, for non-struct types.
-func types(e ast.Expr) string {
+// goType is the Go spelling of a type expression, for non-struct types.
+func goType(e ast.Expr) string {
 	switch e := e.(type) {
 	case *ast.Ident:
 		return e.Name
 	case *ast.StarExpr:
-		return types(e.X)
+		return goType(e.X)
 	case *ast.SelectorExpr:
-		return types(e.X) + "." + e.Sel.Name
+		return goType(e.X) + "." + e.Sel.Name
 	case *ast.ArrayType:
-		return "[]" + types(e.Elt)
+		return "[]" + goType(e.Elt)
 	case *ast.MapType:
-		return "map[" + types(e.Key) + "]" + types(e.Value)
+		return "map[" + goType(e.Key) + "]" + goType(e.Value)
 	}
 	return fmt.Sprintf("%T", e)
 }

@@ -69,7 +69,7 @@ func CheckBuilt(dir string) ([]string, error) {
 // resolveBuilt says why ref, a link of the file from, does not resolve in
 // site, or "" when it does.
 func resolveBuilt(site fs.FS, ids map[string][]string, from, ref string) string {
-	if strings.Contains(ref, "://") || strings.HasPrefix(ref, "//") || strings.Contains(ref, ":") && !strings.Contains(ref, "/") {
+	if strings.Contains(ref, "://") || strings.HasPrefix(ref, "//") || (strings.Contains(ref, ":") && !strings.Contains(ref, "/")) {
 		return "" // another site, mailto:, data:, javascript:
 	}
 	ref, _, _ = strings.Cut(ref, "?")

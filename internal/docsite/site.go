@@ -40,6 +40,7 @@ type Problem struct {
 	Why  string
 }
 
+// String formats p as page:line: target: why.
 func (p Problem) String() string {
 	return fmt.Sprintf("%s:%d: %s: %s", p.Page, p.Link.Line, p.Link.Target, p.Why)
 }
