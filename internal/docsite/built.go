@@ -2,6 +2,7 @@ package docsite
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"regexp"
@@ -56,7 +57,7 @@ func CheckBuilt(dir string) ([]string, error) {
 		return nil, err
 	}
 	var problems []string
-	for _, from := range sortedKeys(refs) {
+	for _, from := range slices.Sorted(maps.Keys(refs)) {
 		for _, ref := range refs[from] {
 			if why := resolveBuilt(site, ids, from, ref); why != "" {
 				problems = append(problems, from+": "+ref+": "+why)
@@ -94,13 +95,4 @@ func resolveBuilt(site fs.FS, ids map[string][]string, from, ref string) string 
 		return "no element of " + p + " has this id"
 	}
 	return ""
-}
-
-func sortedKeys(m map[string][]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
