@@ -55,6 +55,7 @@ I/O errors.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
+			b = noteClaimRule(b, output, cmd.ErrOrStderr())
 			if _, err := cmd.OutOrStdout().Write(b); err != nil {
 				return &exitError{code: 2, err: err}
 			}

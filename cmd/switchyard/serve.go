@@ -39,6 +39,11 @@ With --kubeconfig, or by default in a pod, it reads the objects from the
 Kubernetes API server instead, and writes their status back; of several
 replicas, all serve xDS and the one holding the leader Lease writes status.
 
+With --etcd-endpoints it reads them from etcd, one key per object under
+--etcd-prefix (see site/etcd.md), and writes status under
+<prefix>status/; replicas sharing a prefix serve the same versions, and
+the one holding an etcd lease writes status.
+
 The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 /debug/xds?group=envoy|grpc|dns and /debug/pprof/.`,
 		Example: `  # Serve the quickstart to an Envoy on this machine:
@@ -48,12 +53,18 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
   curl -s 'http://127.0.0.1:8000/debug/xds?group=grpc'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			inKube, err := useKube(source)
+			inEtcd, err := useEtcd(source)
 			if err != nil {
 				return err
 			}
+			inKube := false
+			if !inEtcd {
+				if inKube, err = useKube(source); err != nil {
+					return err
+				}
+			}
 			dir, cleanup := "", func() {}
-			if !inKube {
+			if !inKube && !inEtcd {
 				if dir, cleanup, err = defaultSource(source, cmd.ErrOrStderr()); err != nil {
 					return &exitError{code: 2, err: err}
 				}
@@ -73,6 +84,9 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 			defer stop()
 			if inKube {
 				return serveKube(ctx, cfg, log)
+			}
+			if inEtcd {
+				return serveEtcd(ctx, cfg, log)
 			}
 			s := server.New(cfg)
 			if err := s.Run(ctx, &server.DirSource{Root: dir, Log: log}); err != nil {

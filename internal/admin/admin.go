@@ -37,11 +37,15 @@ type Config struct {
 	Cache *xdscache.Cache
 	// Gatherer provides the metrics.
 	Gatherer prometheus.Gatherer
+	// Detail, when set, adds a line to /readyz about the source (etcd
+	// unreachable and the last configuration served, say) without
+	// changing the answer: a replica that serves is ready.
+	Detail func() string
 }
 
 // Handler returns the admin endpoint's routes.
 func Handler(cfg Config) http.Handler {
-	mux := http.NewServeMux()
+	mux := newMux(cfg)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
@@ -51,6 +55,9 @@ func Handler(cfg Config) http.Handler {
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
+		if cfg.Detail != nil {
+			_, _ = w.Write([]byte(cfg.Detail() + "\n"))
+		}
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /debug/dag", func(w http.ResponseWriter, _ *http.Request) { serveDot(w, cfg) })

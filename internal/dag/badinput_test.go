@@ -42,7 +42,7 @@ func badBase() string {
 	var b strings.Builder
 	for _, s := range []string{"shop/app", "shop/app2", "other/app"} {
 		ns, name, _ := strings.Cut(s, "/")
-		fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec: {ports: [{port: 80}, {port: 443, appProtocol: tls}]}\n---\n", name, ns)
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec: {ports: [{name: http, port: 80}, {name: https, port: 443, appProtocol: tls}]}\n---\n", name, ns)
 	}
 	for _, s := range []string{"shop/tls", "other/tls"} {
 		ns, name, _ := strings.Cut(s, "/")

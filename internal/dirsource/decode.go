@@ -162,7 +162,7 @@ func (d *fileDecoder) object(line int, prefix string, data []byte, depth int) {
 }
 
 // typed checks and completes one decoded object the way the API server
-// would: default namespace, Secret stringData, valid names.
+// would: default namespace, Secret stringData, valid names and fields.
 func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 	gvks, _, err := scheme.ObjectKinds(obj)
 	if err != nil || len(gvks) == 0 {
@@ -195,6 +195,10 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 	h := head{Kind: key.Kind.String()}
 	h.Metadata.Name, h.Metadata.Namespace = key.Name, key.Namespace
 	if msg := validateKey(key, m.GetGenerateName()); msg != "" {
+		d.problem(line, h, Error, prefix+msg)
+		return
+	}
+	if msg := validateObject(obj); msg != "" {
 		d.problem(line, h, Error, prefix+msg)
 		return
 	}

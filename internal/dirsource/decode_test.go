@@ -145,6 +145,7 @@ metadata: {name: tls, namespace: shop}
 type: kubernetes.io/tls
 data:
   tls.crt: Y2VydA==
+  tls.key: a2V5
 `,
 			want: key(objects.KindSecret, "shop", "tls"),
 			check: func(t *testing.T, obj any) {
@@ -312,6 +313,7 @@ items:
 - apiVersion: v1
   kind: Service
   metadata: {name: a}
+  spec: {ports: [{port: 80}]}
 - apiVersion: apps/v1
   kind: Deployment
   metadata: {name: d}

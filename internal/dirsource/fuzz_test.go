@@ -8,10 +8,13 @@ import (
 
 // FuzzDecode checks that no input panics the decoder and that every object
 // it returns has a key a Snapshot can hold: a kind it knows, a name, and a
-// namespace exactly when the kind is namespaced. Seeds are in
+// namespace exactly when the kind is namespaced, and fields the API server
+// would accept. Seeds are in
 // testdata/fuzz/FuzzDecode.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(proxyYAML + "---\n" + serviceYAML))
+	f.Add([]byte(goodBefore + "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: ns}\n" +
+		"addressType: IPv6\nendpoints: [{addresses: [\"2001:db8::1\"], nodeName: n1}]\nports: [{name: http, port: 8080}]\n" + goodAfter))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, problems := decodeFile("fuzz.yaml", data)
 		for _, d := range objs {
@@ -27,6 +30,9 @@ func FuzzDecode(f *testing.F) {
 			}
 			if msg := validateKey(k, ""); msg != "" {
 				t.Fatalf("key %v: %s", k, msg)
+			}
+			if msg := validateObject(d.obj); msg != "" {
+				t.Fatalf("%v: %s", k, msg)
 			}
 			if d.line < 1 {
 				t.Fatalf("object %v on line %d", k, d.line)

@@ -46,6 +46,10 @@ type tree struct {
 	dups  map[objects.Key]struct{}       // keys with more than one definition
 	paths map[string]Problem             // problems with a directory or link, by relative path
 	prior map[objects.Key]runtime.Object // winners before the changes not yet collected; nil if absent
+
+	// stamps, when not nil, sets creationTimestamp on the winners that
+	// changes reports: a Watcher's history, which Load does not have.
+	stamps *stamper
 }
 
 func newTree(root string, o options) *tree {
@@ -275,11 +279,20 @@ func (t *tree) changes() []objects.Change {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, objects.Key.Compare)
+	if t.stamps != nil {
+		t.stamps.begin()
+	}
 	var out []objects.Change
 	for _, k := range keys {
 		before, now := t.prior[k], t.winner(k)
+		if t.stamps != nil && now != nil {
+			t.stamps.set(k, now) // before comparing, so a re-read equals what was sent
+		}
 		switch {
 		case now == nil && before != nil:
+			if t.stamps != nil {
+				t.stamps.forget(k)
+			}
 			out = append(out, objects.Change{Key: k})
 		case now != nil && (before == nil || !equality.Semantic.DeepEqual(before, now)):
 			out = append(out, objects.Change{Key: k, Object: now})

@@ -68,14 +68,23 @@ func NewWatcher(root string, opts ...Option) (*Watcher, error) {
 	}
 	t := newTree(root, newOptions(opts))
 	t.sync(".", nil)
+	return newWatcher(t, time.Now), nil
+}
+
+// newWatcher follows t, which has been read, stamping objects with the
+// times now returns.
+func newWatcher(t *tree, now func() time.Time) *Watcher {
+	t.stamps = newStamper(now)
 	w := &Watcher{tree: t, pollEvery: time.Second}
 	w.initial = Batch{Changes: t.changes(), Problems: t.problems()}
 	w.emitted = w.initial.Problems
-	return w, nil
+	return w
 }
 
 // Initial returns the load done by NewWatcher: an upsert for every object,
-// and the problems found.
+// and the problems found. Every object carries the time the Watcher first
+// saw it as its creationTimestamp (see stamper): the same time for all of
+// them here, later times for objects that appear later.
 func (w *Watcher) Initial() Batch {
 	return Batch{Changes: slices.Clone(w.initial.Changes), Problems: slices.Clone(w.initial.Problems)}
 }

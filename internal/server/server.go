@@ -52,7 +52,9 @@ type Config struct {
 	// OnStatuses, when set, receives what each build changed in the
 	// statuses (all of them after the first build).
 	OnStatuses func(dag.StatusUpdate)
-	Log        *slog.Logger
+	// ReadyDetail, when set, adds a line about the source to /readyz.
+	ReadyDetail func() string
+	Log         *slog.Logger
 	// Registry receives the metrics; a new one when nil.
 	Registry *prometheus.Registry
 }
@@ -236,6 +238,7 @@ func (s *Server) adminServer() *http.Server {
 			State:    s.state.Load,
 			Cache:    s.cache,
 			Gatherer: s.cfg.Registry,
+			Detail:   s.cfg.ReadyDetail,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -1,0 +1,110 @@
+package dirsource
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
+
+// TestStamps follows one directory through the edits that must keep an
+// object's first-seen time and those that must give it a new one. The
+// tree is synced by hand and the clock is the test's, so that which batch
+// an event lands in, and how much time passes, is decided here.
+func TestStamps(t *testing.T) {
+	root := t.TempDir()
+	start := time.Date(2026, 12, 1, 10, 0, 0, 500_000_000, time.UTC)
+	now := start
+	writeTree(t, root, map[string]string{
+		// A creationTimestamp in a file is replaced: it could otherwise
+		// make a newcomer older than the proxy it wants a host name from.
+		"a.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: ns, creationTimestamp: \"2000-01-01T00:00:00Z\"}\nspec: {ports: [{port: 80}]}\n",
+		"b.yaml": svc("ns", "b", 80),
+	})
+	tr := newTree(root, newOptions(nil))
+	tr.sync(".", nil)
+	w := newWatcher(tr, func() time.Time { return now })
+
+	stamps := map[objects.Key]time.Time{}
+	record := func(cs []objects.Change) {
+		for _, c := range cs {
+			if c.Object == nil {
+				delete(stamps, c.Key)
+				continue
+			}
+			m, err := meta.Accessor(c.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stamps[c.Key] = m.GetCreationTimestamp().Time
+		}
+	}
+	batch := func() []objects.Change {
+		tr.sync(".", nil)
+		cs := tr.changes()
+		record(cs)
+		return cs
+	}
+	a, b, c := key(objects.KindService, "ns", "a"), key(objects.KindService, "ns", "b"), key(objects.KindService, "ns", "c")
+	want := func(step string, k objects.Key, at time.Time) {
+		t.Helper()
+		if got, ok := stamps[k]; !ok || !got.Equal(at) {
+			t.Errorf("%s: %v stamped %v (present %v), want %v", step, k, got, ok, at)
+		}
+	}
+	second := start.Truncate(time.Second)
+
+	record(w.Initial().Changes)
+	want("initial load", a, second)
+	want("initial load", b, second)
+
+	writeTree(t, root, map[string]string{"c.yaml": svc("ns", "c", 80)})
+	batch()
+	want("added in the same second", c, second.Add(time.Second))
+
+	now = now.Add(5 * time.Second)
+	writeTree(t, root, map[string]string{"a.yaml": svc("ns", "a", 81)})
+	if cs := batch(); len(cs) != 1 {
+		t.Fatalf("editing a: %d changes, want 1", len(cs))
+	}
+	want("edited", a, second)
+	writeTree(t, root, map[string]string{"a.yaml": "# a comment\n" + svc("ns", "a", 81)})
+	if cs := batch(); len(cs) != 0 {
+		t.Errorf("a comment added: %d changes, want none (the stamped object must equal its re-read)", len(cs))
+	}
+
+	if err := os.MkdirAll(filepath.Join(root, "moved"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "b.yaml"), filepath.Join(root, "moved", "b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	batch()
+	want("moved to another directory", b, second)
+
+	// A move seen as two batches: the object is gone for a moment.
+	if err := os.Rename(filepath.Join(root, "c.yaml"), filepath.Join(root, "d.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	tr.sync("c.yaml", nil)
+	record(tr.changes())
+	if _, ok := stamps[c]; ok {
+		t.Fatal("c still present after its file went")
+	}
+	now = now.Add(renameGrace)
+	batch()
+	want("back within the grace period", c, second.Add(time.Second))
+
+	if err := os.Remove(filepath.Join(root, "a.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	batch()
+	now = now.Add(renameGrace + time.Second)
+	writeTree(t, root, map[string]string{"a.yaml": svc("ns", "a", 80)})
+	batch()
+	want("deleted, then added again later", a, now.Truncate(time.Second))
+}

@@ -1,0 +1,306 @@
+package dirsource
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// validateObject checks what a kube-apiserver checks when the object is
+// created, beyond its name and namespace (validateKey): labels and
+// annotations for every kind, and the fields of the core kinds, whose
+// schemas are compiled into the API server rather than published as CRDs.
+// Without it a directory would serve what a cluster refuses, such as an
+// EndpointSlice address 10.0.0.999 or a port 70000.
+//
+// Two differences are deliberate. Fields the API server defaults (a port's
+// protocol, a Service's type) may be left out. Loopback and link-local
+// endpoint addresses, which the API server refuses, are accepted: serving a
+// directory on one machine, with backends on 127.0.0.1, is what the
+// directory source is for.
+//
+// It returns the problems as one message, each naming its field, sorted so
+// that the message is the same from run to run; "" if there are none.
+func validateObject(obj runtime.Object) string {
+	var errs field.ErrorList
+	if m, err := meta.Accessor(obj); err == nil {
+		md := field.NewPath("metadata")
+		errs = append(errs, metav1validation.ValidateLabels(m.GetLabels(), md.Child("labels"))...)
+		errs = append(errs, apivalidation.ValidateAnnotations(m.GetAnnotations(), md.Child("annotations"))...)
+	}
+	switch o := obj.(type) {
+	case *corev1.Service:
+		errs = append(errs, validateService(o)...)
+	case *corev1.Secret:
+		errs = append(errs, validateSecret(o)...)
+	case *discoveryv1.EndpointSlice:
+		errs = append(errs, validateEndpointSlice(o)...)
+	case *corev1.Node:
+		errs = append(errs, validateNode(o)...)
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	slices.Sort(msgs)
+	return strings.Join(slices.Compact(msgs), "; ")
+}
+
+var (
+	protocols    = []string{string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}
+	serviceTypes = []string{
+		string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeExternalName),
+		string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort),
+	}
+	addressTypes = []string{
+		string(discoveryv1.AddressTypeFQDN), string(discoveryv1.AddressTypeIPv4), string(discoveryv1.AddressTypeIPv6),
+	}
+)
+
+func validateService(s *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	switch t := s.Spec.Type; {
+	case t == "":
+	case !slices.Contains(serviceTypes, string(t)):
+		errs = append(errs, field.NotSupported(spec.Child("type"), t, serviceTypes))
+	}
+	if s.Spec.Type == corev1.ServiceTypeExternalName {
+		// A CNAME may end in a dot to say it is fully qualified.
+		name := strings.TrimSuffix(s.Spec.ExternalName, ".")
+		if name == "" {
+			errs = append(errs, field.Required(spec.Child("externalName"), "a Service of type ExternalName needs one"))
+		} else {
+			errs = append(errs, invalid(spec.Child("externalName"), s.Spec.ExternalName, validation.IsDNS1123Subdomain(name))...)
+		}
+	} else if len(s.Spec.Ports) == 0 && s.Spec.ClusterIP != corev1.ClusterIPNone {
+		errs = append(errs, field.Required(spec.Child("ports"), "only a headless (clusterIP: None) or ExternalName Service may have none"))
+	}
+	if ip := s.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
+		errs = append(errs, validation.IsValidIP(spec.Child("clusterIP"), ip)...)
+	}
+	names := map[string]bool{}
+	type portProto struct {
+		port  int32
+		proto corev1.Protocol
+	}
+	ports := map[portProto]bool{}
+	for i, p := range s.Spec.Ports {
+		path := spec.Child("ports").Index(i)
+		pp := portProto{p.Port, cmp.Or(p.Protocol, corev1.ProtocolTCP)}
+		if ports[pp] {
+			errs = append(errs, field.Duplicate(path, fmt.Sprintf("%d/%s", pp.port, pp.proto)))
+		}
+		ports[pp] = true
+		switch {
+		case p.Name == "" && len(s.Spec.Ports) > 1:
+			errs = append(errs, field.Required(path.Child("name"), "every port of a Service with several ports needs a name"))
+		case p.Name != "":
+			errs = append(errs, invalid(path.Child("name"), p.Name, validation.IsDNS1123Label(p.Name))...)
+		}
+		if names[p.Name] && p.Name != "" {
+			errs = append(errs, field.Duplicate(path.Child("name"), p.Name))
+		}
+		names[p.Name] = true
+		errs = append(errs, validateProtocol(path.Child("protocol"), p.Protocol)...)
+		errs = append(errs, invalid(path.Child("port"), p.Port, validation.IsValidPortNum(int(p.Port)))...)
+		errs = append(errs, validateTargetPort(path.Child("targetPort"), p.TargetPort)...)
+		if p.NodePort != 0 {
+			errs = append(errs, invalid(path.Child("nodePort"), p.NodePort, validation.IsValidPortNum(int(p.NodePort)))...)
+		}
+		errs = append(errs, validateAppProtocol(path.Child("appProtocol"), p.AppProtocol)...)
+	}
+	errs = append(errs, metav1validation.ValidateLabels(s.Spec.Selector, spec.Child("selector"))...)
+	return errs
+}
+
+// validateTargetPort accepts 0 (the API server defaults it to the port), a
+// port number or a port name.
+func validateTargetPort(path *field.Path, tp intstr.IntOrString) field.ErrorList {
+	if tp.Type == intstr.String {
+		return invalid(path, tp.StrVal, validation.IsValidPortName(tp.StrVal))
+	}
+	if tp.IntVal == 0 {
+		return nil
+	}
+	return invalid(path, tp.IntVal, validation.IsValidPortNum(int(tp.IntVal)))
+}
+
+// validateProtocol accepts an empty protocol, which the API server defaults
+// to TCP.
+func validateProtocol(path *field.Path, p corev1.Protocol) field.ErrorList {
+	if p == "" || slices.Contains(protocols, string(p)) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, p, protocols)}
+}
+
+func validateAppProtocol(path *field.Path, p *string) field.ErrorList {
+	if p == nil {
+		return nil
+	}
+	return invalid(path, *p, content.IsLabelKey(*p))
+}
+
+func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
+	var errs field.ErrorList
+	switch at := string(s.AddressType); {
+	case at == "":
+		errs = append(errs, field.Required(field.NewPath("addressType"), "one of "+strings.Join(addressTypes, ", ")))
+	case !slices.Contains(addressTypes, at):
+		errs = append(errs, field.NotSupported(field.NewPath("addressType"), at, addressTypes))
+	}
+	for i, ep := range s.Endpoints {
+		path := field.NewPath("endpoints").Index(i)
+		if len(ep.Addresses) == 0 {
+			errs = append(errs, field.Required(path.Child("addresses"), "must contain at least 1 address"))
+		}
+		for j, a := range ep.Addresses {
+			errs = append(errs, validateAddress(path.Child("addresses").Index(j), s.AddressType, a)...)
+		}
+		if ep.Hostname != nil {
+			errs = append(errs, invalid(path.Child("hostname"), *ep.Hostname, validation.IsDNS1123Label(*ep.Hostname))...)
+		}
+		if ep.NodeName != nil {
+			errs = append(errs, invalid(path.Child("nodeName"), *ep.NodeName, apivalidation.NameIsDNSSubdomain(*ep.NodeName, false))...)
+		}
+		if ep.Zone != nil {
+			errs = append(errs, invalid(path.Child("zone"), *ep.Zone, content.IsLabelValue(*ep.Zone))...)
+		}
+	}
+	names := map[string]bool{}
+	for i, p := range s.Ports {
+		path := field.NewPath("ports").Index(i)
+		name := ""
+		if p.Name != nil {
+			name = *p.Name
+		}
+		if name != "" {
+			errs = append(errs, invalid(path.Child("name"), name, validation.IsDNS1123Label(name))...)
+		}
+		if names[name] {
+			errs = append(errs, field.Duplicate(path.Child("name"), name))
+		}
+		names[name] = true
+		if p.Protocol != nil {
+			errs = append(errs, validateProtocol(path.Child("protocol"), *p.Protocol)...)
+		}
+		// A nil port means "all ports"; a number must be one.
+		if p.Port != nil {
+			errs = append(errs, invalid(path.Child("port"), *p.Port, validation.IsValidPortNum(int(*p.Port)))...)
+		}
+		errs = append(errs, validateAppProtocol(path.Child("appProtocol"), p.AppProtocol)...)
+	}
+	return errs
+}
+
+// validateAddress checks an endpoint address against the slice's
+// addressType: an IP address of that family, or a fully qualified domain
+// name.
+func validateAddress(path *field.Path, at discoveryv1.AddressType, a string) field.ErrorList {
+	switch at {
+	case discoveryv1.AddressTypeFQDN:
+		return validation.IsFullyQualifiedDomainName(path, a)
+	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
+		if errs := validation.IsValidIP(path, a); len(errs) > 0 {
+			return errs
+		}
+		ip, err := netip.ParseAddr(a)
+		if err != nil {
+			return field.ErrorList{field.Invalid(path, a, err.Error())}
+		}
+		if ip.Is4() != (at == discoveryv1.AddressTypeIPv4) {
+			return field.ErrorList{field.Invalid(path, a, "must be an "+string(at)+" address, as addressType says")}
+		}
+	}
+	// An unknown addressType is reported once, on the field itself.
+	return nil
+}
+
+// secretKeys are the keys each built-in Secret type must have; a type not
+// listed (Opaque, or one of the user's own) requires none.
+var secretKeys = map[corev1.SecretType][]string{
+	corev1.SecretTypeTLS:              {corev1.TLSCertKey, corev1.TLSPrivateKeyKey},
+	corev1.SecretTypeSSHAuth:          {corev1.SSHAuthPrivateKey},
+	corev1.SecretTypeDockercfg:        {corev1.DockerConfigKey},
+	corev1.SecretTypeDockerConfigJson: {corev1.DockerConfigJsonKey},
+}
+
+func validateSecret(s *corev1.Secret) field.ErrorList {
+	var errs field.ErrorList
+	data := field.NewPath("data")
+	size := 0
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
+		errs = append(errs, invalid(data.Key(k), k, validation.IsConfigMapKey(k))...)
+		size += len(s.Data[k])
+	}
+	if size > corev1.MaxSecretSize {
+		errs = append(errs, field.TooLong(data, "", corev1.MaxSecretSize))
+	}
+	for _, k := range secretKeys[s.Type] {
+		if _, ok := s.Data[k]; !ok {
+			errs = append(errs, field.Required(data.Key(k), fmt.Sprintf("a Secret of type %s needs it", s.Type)))
+		}
+	}
+	switch s.Type {
+	case corev1.SecretTypeBasicAuth:
+		_, user := s.Data[corev1.BasicAuthUsernameKey]
+		_, pass := s.Data[corev1.BasicAuthPasswordKey]
+		if !user && !pass {
+			errs = append(errs, field.Required(data, fmt.Sprintf("a Secret of type %s needs %s or %s",
+				s.Type, corev1.BasicAuthUsernameKey, corev1.BasicAuthPasswordKey)))
+		}
+	case corev1.SecretTypeServiceAccountToken:
+		if s.Annotations[corev1.ServiceAccountNameKey] == "" {
+			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(corev1.ServiceAccountNameKey),
+				fmt.Sprintf("a Secret of type %s needs it", s.Type)))
+		}
+	case corev1.SecretTypeDockercfg, corev1.SecretTypeDockerConfigJson:
+		for _, k := range secretKeys[s.Type] {
+			if v, ok := s.Data[k]; ok && !json.Valid(v) {
+				errs = append(errs, field.Invalid(data.Key(k), "<secret contents redacted>", "must be valid JSON"))
+			}
+		}
+	}
+	return errs
+}
+
+func validateNode(n *corev1.Node) field.ErrorList {
+	var errs field.ErrorList
+	cidrs := field.NewPath("spec", "podCIDRs")
+	if n.Spec.PodCIDR != "" {
+		errs = append(errs, validation.IsValidCIDR(field.NewPath("spec", "podCIDR"), n.Spec.PodCIDR)...)
+	}
+	for i, c := range n.Spec.PodCIDRs {
+		errs = append(errs, validation.IsValidCIDR(cidrs.Index(i), c)...)
+	}
+	return errs
+}
+
+// invalid turns the messages of one of apimachinery's Is* checks into
+// field errors.
+func invalid(path *field.Path, value any, msgs []string) field.ErrorList {
+	var errs field.ErrorList
+	for _, m := range msgs {
+		errs = append(errs, field.Invalid(path, value, m))
+	}
+	return errs
+}
