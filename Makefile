@@ -142,3 +142,27 @@ bench:
 	@echo "nproc: $$(nproc)"; grep -m1 'model name' /proc/cpuinfo || true; $(GO) version; uptime
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 30m $(BENCH_PKGS)
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench Large -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS)
+
+.PHONY: docs apidocs linkcheck
+
+## Documentation site. docs builds bin/docs with Debian's mkdocs
+## (`apt-get install -y mkdocs`; .ci/run installs it), from a copy of site/
+## and README.md staged by internal/docsite/stage: MkDocs cannot build from
+## the directory holding its own mkdocs.yml. --strict fails on a link to a
+## page that does not exist, checkbuilt on any link of the built site that
+## does not resolve in it (pages, anchors, the theme's files); linkcheck
+## checks the Markdown's links and anchors (the unit tests run it too), and apidocs regenerates the API
+## reference, site/reference/api.md, from apis/ (the unit tests fail when it
+## is stale, as check-generated does for the CRDs).
+DOCS_SRC := bin/docs-src
+docs:
+	$(GO) run ./internal/docsite/stage -out $(DOCS_SRC)
+	mkdocs build --strict --quiet -f site/mkdocs.yml
+	$(GO) run ./internal/docsite/checkbuilt bin/docs
+	@echo "docs: bin/docs/index.html"
+
+apidocs:
+	$(GO) run ./internal/apiref/gen
+
+linkcheck:
+	$(GO) test -count=1 ./internal/docsite
