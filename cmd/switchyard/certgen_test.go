@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"os"
 	"path/filepath"
@@ -110,5 +111,62 @@ func TestCertgenSecrets(t *testing.T) {
 	}
 	if _, _, code := run(t, "certgen", "--format", "pkcs12"); code != 2 {
 		t.Errorf("unknown format: exit %d", code)
+	}
+}
+
+// TestCertgenDefaultDir: without --out the files go to the user's
+// configuration directory, never the working directory, and certgen
+// prints exactly where they went.
+func TestCertgenDefaultDir(t *testing.T) {
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	t.Setenv("HOME", t.TempDir())
+	work := t.TempDir()
+	t.Chdir(work)
+	out, errOut, code := run(t, "certgen")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	dir := filepath.Join(config, "switchyard", "certs")
+	for _, name := range []string{"ca.crt", "ca.key", "server.crt", "server.key", "client.crt", "client.key"} {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if !strings.Contains(out, path) {
+			t.Errorf("the output does not say it wrote %s: %q", path, out)
+		}
+	}
+	if entries, _ := os.ReadDir(work); len(entries) != 0 {
+		t.Errorf("certgen wrote into the working directory: %v", entries)
+	}
+
+	out, _, code = run(t, "certgen", "--out", "rel", "-o", "json")
+	if code != 0 {
+		t.Fatalf("-o json: exit %d", code)
+	}
+	var written struct {
+		Dir   string   `json:"dir"`
+		Files []string `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &written); err != nil || written.Dir != filepath.Join(work, "rel") || len(written.Files) != 6 {
+		t.Errorf("-o json: %v %+v", err, written)
+	}
+	if _, _, code := run(t, "certgen", "--out", t.TempDir(), "-o", "yaml"); code != 2 {
+		t.Errorf("--format files -o yaml: exit %d, want 2", code)
+	}
+}
+
+func TestCertgenSecretsJSON(t *testing.T) {
+	out, errOut, code := run(t, "certgen", "--format", "secrets", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var list struct {
+		Kind  string          `json:"kind"`
+		Items []corev1.Secret `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || list.Kind != "List" || len(list.Items) != 2 || list.Items[1].Name != "switchyard-xds-client" {
+		t.Errorf("-o json: %v, kind %q, %d items", err, list.Kind, len(list.Items))
 	}
 }

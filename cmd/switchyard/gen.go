@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -12,8 +15,9 @@ func init() { moreCommands = append(moreCommands, newGenCommand) }
 
 func newGenCommand() *cobra.Command {
 	var (
-		cfg = scalegen.Defaults()
-		out string
+		cfg   = scalegen.Defaults()
+		out   string
+		force bool
 	)
 	cmd := &cobra.Command{
 		Use:   "gen --out DIR",
@@ -43,6 +47,9 @@ shared by every Secret; everything else is determined by the flags and
 			if err := cfg.Validate(); err != nil {
 				return usageError("%v", err)
 			}
+			if err := checkEmptyDir(out, force); err != nil {
+				return err
+			}
 			set, err := scalegen.Generate(cfg)
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -55,7 +62,8 @@ shared by every Secret; everything else is determined by the flags and
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "directory to write the manifests to (created if needed)")
+	f.StringVar(&out, "out", "", "directory to write the manifests to (created if needed; must be empty unless --force)")
+	f.BoolVar(&force, "force", false, "write into --out even if it is not empty (files of the same names are replaced, others stay)")
 	f.IntVar(&cfg.Proxies, "proxies", cfg.Proxies, "HTTPProxies in all, roots and included team proxies")
 	f.IntVar(&cfg.RoutesPerProxy, "routes-per-proxy", cfg.RoutesPerProxy, "routes of each proxy")
 	f.IntVar(&cfg.ServicesPerRoute, "services-per-route", cfg.ServicesPerRoute, "Services each route forwards to")
@@ -65,4 +73,20 @@ shared by every Secret; everything else is determined by the flags and
 	f.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the choices of TLS and authorization")
 	f.IntVar(&cfg.TeamSize, "team-size", scalegen.DefaultTeamSize, "proxies per team namespace")
 	return cmd
+}
+
+// checkEmptyDir refuses a directory that holds anything unless forced:
+// the files gen writes would mix with what is there, and serve or render
+// would then read both.
+func checkEmptyDir(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return &exitError{code: 2, err: err}
+	case len(entries) > 0 && !force:
+		return usageError("--out %s is not empty (%d entries): choose an empty directory, or give --force to write into it", dir, len(entries))
+	}
+	return nil
 }

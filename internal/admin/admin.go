@@ -41,7 +41,7 @@ type Config struct {
 
 // Handler returns the admin endpoint's routes.
 func Handler(cfg Config) http.Handler {
-	mux := http.NewServeMux()
+	mux := newMux(cfg)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

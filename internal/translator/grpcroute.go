@@ -139,7 +139,11 @@ func GRPCRouteConfig(h GRPCHost) *envoy_config_route_v3.RouteConfiguration {
 			out = append(out, rt)
 		}
 	}
-	return routeConfig(GRPCRouteName(h.FQDN), h.FQDN, out, nil)
+	proxy := h.Plain
+	if h.Secure != nil {
+		proxy = &h.Secure.VirtualHost
+	}
+	return ownedBy(routeConfig(GRPCRouteName(h.FQDN), h.FQDN, out, nil), proxy.Proxy)
 }
 
 // grpcRoute translates one DAG route for gRPC (see GRPCRouteConfig), or
@@ -160,9 +164,10 @@ func grpcRoute(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	grpcMatch(rt.Match)
 	if status, body, refused := grpcRefused(r, authz); refused {
 		return &envoy_config_route_v3.Route{
-			Name:   rt.Name,
-			Match:  rt.Match,
-			Action: &envoy_config_route_v3.Route_DirectResponse{DirectResponse: grpcDirectResponse(status, body)},
+			Name:     rt.Name,
+			Match:    rt.Match,
+			Metadata: rt.Metadata,
+			Action:   &envoy_config_route_v3.Route_DirectResponse{DirectResponse: grpcDirectResponse(status, body)},
 		}
 	}
 	rt.TypedPerFilterConfig = nil

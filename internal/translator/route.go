@@ -33,7 +33,7 @@ func HTTPRouteConfig(vh *dag.VirtualHost) *envoy_config_route_v3.RouteConfigurat
 			routes = append(routes, rt)
 		}
 	}
-	return routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, nil)
+	return ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, nil), vh.Proxy)
 }
 
 // HTTPSRouteConfig returns the route configuration of a secure virtual
@@ -64,7 +64,7 @@ func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteCo
 			},
 		})}
 	}
-	return routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, perFilter)
+	return ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, perFilter), svh.Proxy)
 }
 
 // routeConfig wraps the routes of one host. The virtual host answers for
@@ -86,8 +86,9 @@ func routeConfig(name, fqdn string, routes []*envoy_config_route_v3.Route, perFi
 // action with a redirect to the same URL over https (301).
 func httpsRedirectRoute(r *dag.Route) *envoy_config_route_v3.Route {
 	return &envoy_config_route_v3.Route{
-		Name:  r.Name,
-		Match: routeMatch(r),
+		Name:     r.Name,
+		Match:    routeMatch(r),
+		Metadata: routeMetadata(r),
 		Action: &envoy_config_route_v3.Route_Redirect{Redirect: &envoy_config_route_v3.RedirectAction{
 			SchemeRewriteSpecifier: &envoy_config_route_v3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
 		}},
@@ -97,7 +98,7 @@ func httpsRedirectRoute(r *dag.Route) *envoy_config_route_v3.Route {
 // route translates one DAG route, or returns nil for a route without an
 // action, which the DAG never builds and Envoy would reject.
 func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
-	rt := &envoy_config_route_v3.Route{Name: r.Name, Match: routeMatch(r)}
+	rt := &envoy_config_route_v3.Route{Name: r.Name, Match: routeMatch(r), Metadata: routeMetadata(r)}
 	reqAdd, reqRemove, hostRewrite := headerOps(r.RequestHeaders)
 	switch {
 	case r.Forward != nil:
