@@ -1,6 +1,7 @@
 // Package admin serves Switchyard's admin endpoint: health and readiness
-// for probes, Prometheus metrics, and debug views of the DAG and of the
-// xDS resources each consumer group receives.
+// for probes, Prometheus metrics, debug views of the DAG and of the xDS
+// resources each consumer group receives, and the web console
+// (internal/console).
 //
 // Every handler reads state published by the build loop as immutable
 // values (or through the cache's own lock), never the loop's working
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/switchyard-dev/switchyard/internal/console"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
@@ -37,6 +39,9 @@ type Config struct {
 	Cache *xdscache.Cache
 	// Gatherer provides the metrics.
 	Gatherer prometheus.Gatherer
+	// Clients tracks the connected xDS clients for the console; nil
+	// shows none.
+	Clients *console.Clients
 }
 
 // Handler returns the admin endpoint's routes.

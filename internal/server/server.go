@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/switchyard-dev/switchyard/internal/admin"
+	"github.com/switchyard-dev/switchyard/internal/console"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/pipeline"
@@ -79,6 +80,8 @@ type Server struct {
 	// logged is the last status logged per object (build loop only).
 	logged   map[objects.Key]string
 	adminLis net.Listener
+	// clients records the open xDS streams for the web console.
+	clients *console.Clients
 }
 
 // NewRegistry returns the registry New uses when Config.Registry is nil:
@@ -108,7 +111,7 @@ func New(cfg Config) *Server {
 	cfg.Pipeline.Log = cfg.Log
 	cfg.Pipeline.Metrics = pipeline.NewMetrics(cfg.Registry)
 	c := xdscache.New()
-	return &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}}
+	return &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}, clients: console.NewClients()}
 }
 
 // Cache returns the resource cache, for tests and embedding.
@@ -211,6 +214,7 @@ func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server,
 		// balancers; allow that instead of closing them as abusive.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		grpc.ChainStreamInterceptor(s.clients.StreamInterceptor),
 	}, s.cfg.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
 	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log, s.cfg.XDSOptions...)
@@ -236,6 +240,7 @@ func (s *Server) adminServer() *http.Server {
 			State:    s.state.Load,
 			Cache:    s.cache,
 			Gatherer: s.cfg.Registry,
+			Clients:  s.clients,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
