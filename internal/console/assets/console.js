@@ -46,7 +46,10 @@ function route() {
     a.classList.toggle("current", a.id === "nav-" + name || (name === "host" || name === "graph") && a.id === "nav-hosts");
   }
   const pages = {objects, hosts, host, graph, cluster, clients, explain};
-  (pages[name] || objects)(arg, params).catch(fail);
+  // data-ready says which hash the page shown was drawn for, so a test
+  // (or a person's script) can wait for it.
+  delete page.dataset.ready;
+  (pages[name] || objects)(arg, params).catch(fail).finally(() => { page.dataset.ready = h; });
 }
 window.addEventListener("hashchange", route);
 
@@ -201,6 +204,8 @@ async function explain(_, params) {
     const q = new URLSearchParams({url: form.url.value, method: form.method.value, group: form.group.value});
     for (const h of form.headers.value.split("\n")) if (h.trim()) q.append("header", h.trim());
     const r = await fetch("/api/explain?" + q.toString());
+    // data-url tells which request the answer shown is for.
+    out.dataset.url = form.url.value;
     if (!r.ok) { out.replaceChildren(el("p", {class: "error"}, (await r.text()).trim())); return; }
     out.replaceChildren(explanation(await r.json()));
   });
