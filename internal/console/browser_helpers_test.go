@@ -73,8 +73,9 @@ func browser(t *testing.T) context.Context {
 }
 
 // quickstart runs a control plane serving a copy of the quickstart and
-// returns the copy's directory and the admin endpoint's base URL.
-func quickstart(t *testing.T) (dir, base string) {
+// returns the copy's directory, the admin endpoint's base URL and the xDS
+// server's address.
+func quickstart(t *testing.T) (dir, base, xds string) {
 	t.Helper()
 	dir = t.TempDir()
 	if err := examples.WriteQuickstart(dir); err != nil {
@@ -110,7 +111,7 @@ func quickstart(t *testing.T) (dir, base string) {
 		_ = r.Body.Close()
 		return r.StatusCode == http.StatusOK
 	})
-	return dir, base
+	return dir, base, s.XDSAddr().String()
 }
 
 // waitFor polls cond until it holds, failing the test after a minute.

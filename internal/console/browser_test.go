@@ -14,7 +14,7 @@ import (
 // explain says why a request fails.
 func TestBrowserBrokenServiceAndExplain(t *testing.T) {
 	ctx := browser(t)
-	dir, base := quickstart(t)
+	dir, base, _ := quickstart(t)
 
 	// Before the break, every object is valid.
 	open(t, ctx, base, "objects")

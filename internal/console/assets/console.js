@@ -14,7 +14,7 @@ function el(tag, attrs, ...children) {
     if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -30,7 +30,7 @@ async function getJSON(url) {
   return r.json();
 }
 
-function show(...children) { page.replaceChildren(...children); }
+function show(...children) { page.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined)); }
 function fail(err) { show(el("p", {class: "error"}, String(err.message || err))); }
 
 // route reads the hash into a page name, an argument and query parameters.
