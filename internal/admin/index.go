@@ -17,7 +17,7 @@ var endpointHelp = map[string]string{
 	"/readyz":             "readiness: ok once the first full build is done",
 	"/metrics":            "Prometheus metrics",
 	"/debug/dag":          "the DAG of the last build, in Graphviz dot",
-	"/debug/xds":          "the xDS resources a group receives: ?group=envoy|grpc|dns&format=json|yaml",
+	"/debug/xds":          "the xDS resources a group receives, streamed: ?group=envoy|grpc|dns&type=Cluster&name=shop/*&format=json|yaml",
 	"/api/explain":        "what the served resources do with one request: ?url=...&header=Name:%20value&method=&sourceIP=&group=envoy|grpc",
 	"/debug/pprof/":       "Go profiles",
 	"/":                   "the web console (site/console.md)",
