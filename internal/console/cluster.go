@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"time"
 
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -40,17 +39,6 @@ type endpoint struct {
 	Weight  uint32 `json:"weight,omitempty"`
 }
 
-// loadAssignment returns the served load assignment of a cluster, nil
-// when there is none.
-func loadAssignment(c *xdscache.Cache, name string) *xdscache.Resource {
-	rs := c.Resources(xdscache.GroupEnvoy, resource.EndpointType)
-	i := sort.Search(len(rs), func(i int) bool { return rs[i].Name >= name })
-	if i < len(rs) && rs[i].Name == name {
-		return rs[i]
-	}
-	return nil
-}
-
 func describeCluster(r *xdscache.Resource) *clusterDetail {
 	cla, _ := r.Decoded().(*envoy_config_endpoint_v3.ClusterLoadAssignment)
 	out := &clusterDetail{Name: r.Name, Version: r.Version, Localities: []locality{}}
@@ -73,7 +61,7 @@ func describeCluster(r *xdscache.Resource) *clusterDetail {
 // serveCluster answers /api/cluster?name=.
 func (c *console) serveCluster(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("name")
-	res := loadAssignment(c.cfg.Cache, name)
+	res := c.views.assignment(name)
 	if res == nil {
 		http.Error(w, "no load assignment named "+name+" is served", http.StatusNotFound)
 		return
@@ -105,7 +93,7 @@ func (c *console) serveClusterEvents(w http.ResponseWriter, r *http.Request) {
 		if v := c.cfg.Cache.Version(xdscache.GroupEnvoy, resource.EndpointType); v != typeVersion {
 			typeVersion = v
 			var detail *clusterDetail
-			if res := loadAssignment(c.cfg.Cache, name); res != nil {
+			if res := c.views.assignment(name); res != nil {
 				detail = describeCluster(res)
 			}
 			version := ""

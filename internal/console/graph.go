@@ -78,7 +78,7 @@ func (c *console) addCluster(g *graph, add func(graphNode), seen map[string]bool
 	if seen[id] {
 		return
 	}
-	res := loadAssignment(c.cfg.Cache, cl.Name)
+	res := c.views.assignment(cl.Name)
 	if res == nil {
 		add(graphNode{ID: id, Kind: "cluster", Label: cl.Name, Broken: true, Problem: "no endpoints are served for this cluster"})
 		return

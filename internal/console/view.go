@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -71,12 +70,32 @@ type weighted struct {
 	Weight uint32 `json:"weight,omitempty"`
 }
 
-// views caches the current view, keyed by what it was derived from.
+// views caches the current view, keyed by what it was derived from, and
+// the load assignments by name, keyed by their type's version: endpoints
+// change without a rebuild, and more often.
 type views struct {
 	cfg  Config
 	mu   sync.Mutex
 	key  string
 	last *view
+
+	edsVersion string
+	eds        map[string]*xdscache.Resource
+}
+
+// assignment returns the served load assignment of a cluster, nil when
+// there is none.
+func (vs *views) assignment(name string) *xdscache.Resource {
+	v := vs.cfg.Cache.Version(xdscache.GroupEnvoy, resource.EndpointType)
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.eds == nil || vs.edsVersion != v {
+		vs.eds, vs.edsVersion = map[string]*xdscache.Resource{}, v
+		for _, r := range vs.cfg.Cache.Resources(xdscache.GroupEnvoy, resource.EndpointType) {
+			vs.eds[r.Name] = r
+		}
+	}
+	return vs.eds[name]
 }
 
 func newViews(cfg Config) *views { return &views{cfg: cfg} }
@@ -105,10 +124,9 @@ func buildView(c *xdscache.Cache, sts []*dag.Status) *view {
 	for _, st := range sts {
 		v.byKey[st.Key.Kind.String()+"/"+st.Key.Namespace+"/"+st.Key.Name] = st
 	}
+	// A resource's name is its cluster's: no need to decode 10,000 clusters.
 	for _, r := range c.Resources(xdscache.GroupEnvoy, resource.ClusterType) {
-		if cl, ok := r.Decoded().(*envoy_config_cluster_v3.Cluster); ok {
-			v.clusters[cl.GetName()] = true
-		}
+		v.clusters[r.Name] = true
 	}
 	for _, r := range c.Resources(xdscache.GroupEnvoy, resource.RouteType) {
 		rc, ok := r.Decoded().(*envoy_config_route_v3.RouteConfiguration)
