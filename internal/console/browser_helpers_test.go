@@ -81,6 +81,15 @@ func quickstart(t *testing.T) (dir, base, xds string) {
 	if err := examples.WriteQuickstart(dir); err != nil {
 		t.Fatal(err)
 	}
+	base, xds = serveDir(t, dir)
+	return dir, base, xds
+}
+
+// serveDir runs a control plane on dir, following its edits, and returns
+// the admin endpoint's base URL and the xDS server's address once the
+// first build is done.
+func serveDir(t *testing.T, dir string) (base, xds string) {
+	t.Helper()
 	cfg := server.Config{
 		XDSAddress:   "127.0.0.1:0",
 		AdminAddress: "127.0.0.1:0",
@@ -103,7 +112,8 @@ func quickstart(t *testing.T) (dir, base, xds string) {
 		}
 	})
 	base = "http://" + s.AdminAddr().String()
-	waitFor(t, "the first build", func() bool {
+	start := time.Now()
+	waitFor(t, 5*time.Minute, "the first build", func() bool {
 		r, err := http.Get(base + "/readyz")
 		if err != nil {
 			return false
@@ -111,13 +121,14 @@ func quickstart(t *testing.T) (dir, base, xds string) {
 		_ = r.Body.Close()
 		return r.StatusCode == http.StatusOK
 	})
-	return dir, base, s.XDSAddr().String()
+	t.Logf("first build of %s: %v", dir, time.Since(start).Round(time.Millisecond))
+	return base, s.XDSAddr().String()
 }
 
-// waitFor polls cond until it holds, failing the test after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor polls cond until it holds, failing the test after timeout.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -23,7 +24,7 @@ func TestBrowserBrokenServiceAndExplain(t *testing.T) {
 	}
 
 	edit(t, dir, "10-shop.yaml", "    - name: api\n      port: 8080", "    - name: apii\n      port: 8080")
-	waitFor(t, "shop/storefront to be invalid", func() bool {
+	waitFor(t, time.Minute, "shop/storefront to be invalid", func() bool {
 		var list struct {
 			Items []struct{ Name, State string }
 		}

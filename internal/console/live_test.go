@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"google.golang.org/genproto/googleapis/rpc/status"
@@ -94,7 +95,7 @@ func TestBrowserClients(t *testing.T) {
 	send(t, st, &envoy_service_discovery_v3.DiscoveryRequest{Node: node, TypeUrl: resource.ClusterType, VersionInfo: cds.GetVersionInfo(), ResponseNonce: cds.GetNonce()})
 	send(t, st, &envoy_service_discovery_v3.DiscoveryRequest{Node: node, TypeUrl: resource.EndpointType, ResourceNames: names, ResponseNonce: eds.GetNonce(),
 		ErrorDetail: &status.Status{Message: "console test: endpoints rejected"}})
-	waitFor(t, "the ACK and the NACK to be recorded", func() bool {
+	waitFor(t, time.Minute, "the ACK and the NACK to be recorded", func() bool {
 		var groups []struct {
 			Group   string
 			Clients []struct {

@@ -1,17 +1,11 @@
 package console_test
 
 import (
-	"context"
 	"flag"
-	"io"
-	"log/slog"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
-	"github.com/switchyard-dev/switchyard/internal/server"
-	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
 // scale runs the console against a generated set of that many proxies;
@@ -36,7 +30,7 @@ func TestBrowserScale(t *testing.T) {
 	if err := set.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	base := serveDir(t, dir)
+	base, _ := serveDir(t, dir)
 	ctx := browser(t)
 
 	var objs struct {
@@ -89,43 +83,4 @@ func timed(t *testing.T, what string, f func()) {
 	start := time.Now()
 	f()
 	t.Logf("%-55s %v", what, time.Since(start).Round(time.Millisecond))
-}
-
-// serveDir runs a control plane on dir and returns its admin base URL
-// once the first build is done.
-func serveDir(t *testing.T, dir string) string {
-	t.Helper()
-	cfg := server.Config{XDSAddress: "127.0.0.1:0", AdminAddress: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	cfg.Pipeline.Translator = translator.DefaultOptions()
-	s := server.New(cfg)
-	if err := s.ListenAdmin(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("control plane: %v", err)
-		}
-	})
-	base := "http://" + s.AdminAddr().String()
-	start := time.Now()
-	deadline := start.Add(5 * time.Minute)
-	for {
-		r, err := http.Get(base + "/readyz")
-		if err == nil {
-			_ = r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first build did not finish within 5 minutes")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("first build of %s: %v", dir, time.Since(start).Round(time.Millisecond))
-	return base
 }
