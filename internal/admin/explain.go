@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -15,22 +16,14 @@ import (
 // right now do with one request, as explain.Result JSON (the same
 // document `switchyard explain -o json` prints).
 //
-// Query parameters: url (required), header ("Name: value", repeatable),
-// method, sourceIP, group (envoy or grpc).
+// GET takes the request as query parameters: url (required), header
+// ("Name: value", repeatable), method, sourceIP, group (envoy or grpc).
+// POST takes an explain.Request as a JSON body, for programs.
 func serveExplain(w http.ResponseWriter, r *http.Request, cfg Config) {
-	q := r.URL.Query()
-	req := explain.Request{URL: q.Get("url"), Method: q.Get("method"), SourceIP: q.Get("sourceIP"), Group: q.Get("group")}
-	if req.URL == "" {
-		http.Error(w, "url is required: /api/explain?url=https://host/path", http.StatusBadRequest)
+	req, err := explainRequest(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
-	}
-	for _, h := range q["header"] {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok {
-			http.Error(w, "header "+h+": want \"Name: value\"", http.StatusBadRequest)
-			return
-		}
-		req.Headers = append(req.Headers, explain.Header{Name: name, Value: strings.TrimSpace(value)})
 	}
 	group := xdscache.Group(req.Group)
 	if group == "" {
@@ -58,4 +51,29 @@ func serveExplain(w http.ResponseWriter, r *http.Request, cfg Config) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(append(b, '\n'))
+}
+
+func explainRequest(r *http.Request) (explain.Request, error) {
+	var req explain.Request
+	if r.Method == http.MethodPost {
+		dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return req, fmt.Errorf("the body is not an explain request: %w", err)
+		}
+	} else {
+		q := r.URL.Query()
+		req = explain.Request{URL: q.Get("url"), Method: q.Get("method"), SourceIP: q.Get("sourceIP"), Group: q.Get("group")}
+		for _, h := range q["header"] {
+			name, value, ok := strings.Cut(h, ":")
+			if !ok {
+				return req, fmt.Errorf("header %s: want \"Name: value\"", h)
+			}
+			req.Headers = append(req.Headers, explain.Header{Name: name, Value: strings.TrimSpace(value)})
+		}
+	}
+	if req.URL == "" {
+		return req, fmt.Errorf("url is required: /api/explain?url=https://host/path")
+	}
+	return req, nil
 }

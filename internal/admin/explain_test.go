@@ -2,6 +2,8 @@ package admin
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -44,5 +46,19 @@ func TestExplainEndpoint(t *testing.T) {
 	_, body = get(t, h, "/api/explain?url="+url.QueryEscape("http://shop.example.com/"))
 	if err := json.Unmarshal([]byte(body), &r); err != nil || r.Listener == nil || r.Listener.Name != "from-the-cache" {
 		t.Errorf("the explanation does not use the cache's listener: %v %s", err, body)
+	}
+
+	// POST takes the request as JSON and answers the same document.
+	post := func(body string) (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/explain", strings.NewReader(body)))
+		return rec.Code, rec.Body.String()
+	}
+	code, posted := post(`{"url": "http://shop.example.com/"}`)
+	if code != 200 || posted != body {
+		t.Errorf("POST = %d, and differs from GET:\n%s\n%s", code, posted, body)
+	}
+	if code, _ := post(`{"url": "http://a/", "bogus": 1}`); code != 400 {
+		t.Errorf("POST with an unknown field = %d, want 400", code)
 	}
 }

@@ -18,7 +18,7 @@ var endpointHelp = map[string]string{
 	"/metrics":            "Prometheus metrics",
 	"/debug/dag":          "the DAG of the last build, in Graphviz dot",
 	"/debug/xds":          "the xDS resources a group receives, streamed: ?group=envoy|grpc|dns&type=Cluster&name=shop/*&format=json|yaml",
-	"/api/explain":        "what the served resources do with one request: ?url=...&header=Name:%20value&method=&sourceIP=&group=envoy|grpc",
+	"/api/explain":        "what the served resources do with one request: GET ?url=...&header=Name:%20value&method=&sourceIP=&group=envoy|grpc, or POST the request as JSON",
 	"/debug/pprof/":       "Go profiles",
 	"/":                   "the web console (site/console.md)",
 	"/api":                "this list",
@@ -45,6 +45,7 @@ func newMux(cfg Config) *indexMux {
 	m := &indexMux{ServeMux: http.NewServeMux()}
 	m.HandleFunc("GET /api", m.serveIndex)
 	m.HandleFunc("GET /api/explain", func(w http.ResponseWriter, r *http.Request) { serveExplain(w, r, cfg) })
+	m.HandleFunc("POST /api/explain", func(w http.ResponseWriter, r *http.Request) { serveExplain(w, r, cfg) })
 	console.Register(m, console.Config{Statuses: func() []*dag.Status {
 		if st := cfg.State(); st != nil {
 			return st.Statuses

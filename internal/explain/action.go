@@ -80,11 +80,9 @@ func (w *walk) redirect(m *envoy_config_route_v3.RouteMatch, rd *envoy_config_ro
 	switch {
 	case rd.GetPortRedirect() != 0:
 		port = fmt.Sprint(rd.GetPortRedirect())
-	case schemeChanged:
-		// A port belongs to the old scheme; Envoy drops it.
-		port = ""
-	}
-	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+	case schemeChanged && ((w.req.Scheme == "http" && port == "80") || (w.req.Scheme == "https" && port == "443")):
+		// As RedirectAction documents: an explicit default port of the old
+		// scheme goes, any other stays.
 		port = ""
 	}
 	authority := host

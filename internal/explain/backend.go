@@ -153,38 +153,7 @@ func envoyShares(c *envoy_config_cluster_v3.Cluster, cla *envoy_config_endpoint_
 	}
 	localityWeighted := c.GetCommonLbConfig().GetLocalityWeightedLbConfig() != nil
 	prios := byPriority(cla)
-	health := make([]uint64, len(prios))
-	deg := make([]uint64, len(prios))
-	total := uint64(0)
-	for i, p := range prios {
-		if p.total > 0 {
-			health[i] = min(100, of*uint64(p.counts[healthy])/uint64(p.total))
-			deg[i] = min(100, of*uint64(p.counts[degraded])/uint64(p.total))
-		}
-		total += health[i] + deg[i]
-	}
-	total = min(100, total)
-	loads := make([]uint64, len(prios))
-	degLoads := make([]uint64, len(prios))
-	if total > 0 {
-		remaining := uint64(100)
-		for i := range prios {
-			loads[i] = min(remaining, health[i]*100/total)
-			remaining -= loads[i]
-		}
-		for i := range prios {
-			degLoads[i] = min(remaining, deg[i]*100/total)
-			remaining -= degLoads[i]
-		}
-		for i := range prios {
-			if remaining > 0 && loads[i] > 0 {
-				loads[i] += remaining
-				remaining = 0
-			}
-		}
-	} else if len(prios) > 0 && panicAt > 0 {
-		loads[0] = 100
-	}
+	loads, degLoads := priorityLoads(prios, of, panicAt)
 	out := make([]PriorityShare, 0, len(prios))
 	for i, p := range prios {
 		ps := PriorityShare{Priority: p.priority, Load: int(loads[i] + degLoads[i]), Healthy: p.counts[healthy], Total: p.total}
@@ -205,6 +174,51 @@ func envoyShares(c *envoy_config_cluster_v3.Cluster, cla *envoy_config_endpoint_
 		out = append(out, ps)
 	}
 	return out
+}
+
+// priorityLoads is Envoy's priority load, in percent: each priority's
+// health is min(100, overprovisioning × healthy/total); priorities take
+// their health in order until 100 is reached, scaled up when all of them
+// together have less; degraded endpoints take what healthy ones leave. With
+// nothing healthy and panic on, priority 0 takes everything.
+func priorityLoads(prios []*priority, of uint64, panicAt float64) (loads, degLoads []uint64) {
+	health := make([]uint64, len(prios))
+	deg := make([]uint64, len(prios))
+	total := uint64(0)
+	for i, p := range prios {
+		if p.total > 0 {
+			health[i] = min(100, of*uint64(p.counts[healthy])/uint64(p.total))
+			deg[i] = min(100, of*uint64(p.counts[degraded])/uint64(p.total))
+		}
+		total += health[i] + deg[i]
+	}
+	total = min(100, total)
+	loads = make([]uint64, len(prios))
+	degLoads = make([]uint64, len(prios))
+	if total == 0 {
+		if len(prios) > 0 && panicAt > 0 {
+			loads[0] = 100
+		}
+		return loads, degLoads
+	}
+	remaining := uint64(100)
+	for i := range prios {
+		loads[i] = min(remaining, health[i]*100/total)
+		remaining -= loads[i]
+	}
+	for i := range prios {
+		degLoads[i] = min(remaining, deg[i]*100/total)
+		remaining -= degLoads[i]
+	}
+	// Integer rounding leaves a remainder; Envoy gives it to the first
+	// priority with load.
+	for i := range prios {
+		if remaining > 0 && loads[i] > 0 {
+			loads[i] += remaining
+			remaining = 0
+		}
+	}
+	return loads, degLoads
 }
 
 // grpcShares computes how grpc-go spreads a cluster's requests: the

@@ -193,6 +193,9 @@ var decisionCases = []decisionCase{
 	{name: "port in the Host header selects the same scope", golden: "one-service", url: "http://shop.example.com/", headers: []string{"Host: shop.example.com:8080"},
 		want: decision{kind: explain.KindForward, owner: "shop/web spec.routes[0]"}},
 
+	{name: "TLS to the plain-HTTP listener's port", golden: "authorization", url: "https://admin.example.com:8080/",
+		want: decision{kind: explain.KindRefused, reason: "does not speak https"}},
+
 	// 404s.
 	{name: "404 no virtual host", golden: "one-service", url: "http://nope.example.com/",
 		want: decision{kind: explain.KindNotFound, status: 404, fix: `spec.virtualhost.fqdn "nope.example.com"`}},
@@ -237,8 +240,10 @@ var decisionCases = []decisionCase{
 		want: decision{kind: explain.KindRefused}},
 
 	// Redirects.
+	// The route sets port_redirect 443, which RedirectAction swaps in as
+	// given.
 	{name: "redirect to another host over https", golden: "redirect-and-direct-response", url: "http://old.example.com/a?b=c",
-		want: decision{kind: explain.KindRedirect, status: 301, owner: "web/www spec.routes[0]", check: wantLocation("https://www.example.com/a?b=c")}},
+		want: decision{kind: explain.KindRedirect, status: 301, owner: "web/www spec.routes[0]", check: wantLocation("https://www.example.com:443/a?b=c")}},
 	{name: "exact path redirect", golden: "redirect-and-direct-response", url: "http://old.example.com/login",
 		want: decision{kind: explain.KindRedirect, status: 308, owner: "web/www spec.routes[1]"}},
 	{name: "prefix redirect", golden: "redirect-and-direct-response", url: "http://old.example.com/docs/intro",
@@ -247,6 +252,10 @@ var decisionCases = []decisionCase{
 		want: decision{kind: explain.KindRedirect, owner: "web/www spec.routes[0]"}},
 	{name: "plain-HTTP copy of a secure route redirects to https", golden: "authorization", url: "http://admin.example.com/api",
 		want: decision{kind: explain.KindRedirect, status: 301, check: wantLocation("https://admin.example.com/api")}},
+	{name: "https redirect keeps a port that is not http's default", golden: "authorization", url: "http://admin.example.com:8080/api",
+		want: decision{kind: explain.KindRedirect, check: wantLocation("https://admin.example.com:8080/api")}},
+	{name: "https redirect drops port 80", golden: "authorization", url: "http://admin.example.com/api", headers: []string{"Host: admin.example.com:80"},
+		want: decision{kind: explain.KindRedirect, check: wantLocation("https://admin.example.com/api")}},
 	{name: "direct response 200", golden: "redirect-and-direct-response", url: "http://old.example.com/robots.txt",
 		want: decision{kind: explain.KindDirect, status: 200, owner: "web/www spec.routes[3]"}},
 

@@ -119,6 +119,8 @@ type Owner struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// String names the owner as a reader would look it up: "HTTPProxy
+// namespace/name spec.routes[i]".
 func (o *Owner) String() string {
 	if o == nil {
 		return ""
@@ -201,6 +203,9 @@ func Explain(res *Resources, req Request) (*Result, error) {
 	case "envoy":
 		w.envoy()
 	case "grpc":
+		// Every RPC is a POST; a --method given for gRPC would mislead the
+		// header matchers on :method.
+		w.req.Method, w.out.Request.Method = "POST", "POST"
 		w.grpc()
 	default:
 		return nil, fmt.Errorf("unknown group %q: use one of %v", group, Groups)
@@ -248,7 +253,9 @@ func normalize(req Request) (*request, error) {
 	if n.Method == "" {
 		n.Method = "GET"
 	}
-	n.SNI = strings.ToLower(u.Hostname())
+	if scheme == "https" {
+		n.SNI = strings.ToLower(u.Hostname())
+	}
 	if p := u.Port(); p != "" {
 		var port uint32
 		if _, err := fmt.Sscanf(p, "%d", &port); err != nil || port == 0 || port > 65535 {

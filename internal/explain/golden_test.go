@@ -1,6 +1,7 @@
 package explain_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -45,4 +46,47 @@ func resources(t *testing.T, name, group string) *explain.Resources {
 	r := explain.FromRender(out)
 	loaded.Store(name+"/"+group, r)
 	return r
+}
+
+// TestEveryGoldenHost explains a request to every host of every golden
+// case, over both schemes and for both groups: each gets a decision with a
+// reason, and the result marshals.
+func TestEveryGoldenHost(t *testing.T) {
+	entries, err := os.ReadDir(goldenDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(goldenDir, e.Name(), "input.yaml")); err != nil {
+			continue
+		}
+		for _, group := range explain.Groups {
+			res := resources(t, e.Name(), group)
+			hosts := map[string]bool{}
+			for _, rc := range res.Routes {
+				for _, vh := range rc.GetVirtualHosts() {
+					hosts[vh.GetName()] = true
+				}
+			}
+			for host := range hosts {
+				for _, scheme := range []string{"http", "https"} {
+					r, err := explain.Explain(res, explain.Request{URL: scheme + "://" + host + "/some/path?x=1", Group: group})
+					if err != nil {
+						t.Fatalf("%s %s %s: %v", e.Name(), group, host, err)
+					}
+					if r.Decision.Kind == "" || r.Decision.Reason == "" {
+						t.Errorf("%s %s %s://%s: no decision:\n%s", e.Name(), group, scheme, host, r.Text())
+					}
+					if _, err := json.Marshal(r); err != nil {
+						t.Errorf("%s: %v", e.Name(), err)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d requests explained: are the golden cases where this test looks?", n)
+	}
 }

@@ -20,6 +20,11 @@ func (w *walk) envoy() {
 	}
 	step := &ListenerStep{Name: l.GetName(), Port: l.GetAddress().GetSocketAddress().GetPortValue(), Why: why}
 	w.out.Listener = step
+	if tls := w.req.Scheme == "https"; terminatesTLS(l) != tls {
+		w.decide(Decision{Kind: KindRefused, Reason: fmt.Sprintf("listener %s on port %d does not speak %s: the connection fails before any HTTP", l.GetName(), step.Port, w.req.Scheme),
+			Fix: "use the scheme that port serves, or the other listener's port"})
+		return
+	}
 	fc, why := w.pickFilterChain(l)
 	if fc == nil {
 		w.decide(Decision{Kind: KindRefused, Reason: why, Fix: w.tlsFix()})

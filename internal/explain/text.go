@@ -11,7 +11,11 @@ func (r *Result) Text() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	q := r.Request
-	p("%s %s://%s%s (group %s)", q.Method, q.Scheme, q.Authority, q.Path, r.Group)
+	sep := "://"
+	if q.Scheme == "xds" {
+		sep = ":///"
+	}
+	p("%s %s%s%s%s (group %s)", q.Method, q.Scheme, sep, q.Authority, q.Path, r.Group)
 	d := r.Decision
 	status := ""
 	if d.Status != 0 {

@@ -53,3 +53,22 @@ func TestFindVirtualHost(t *testing.T) {
 		t.Errorf("got %q, want the suffix wildcard", vh.GetName())
 	}
 }
+
+// TestServerNameRank checks SNI filter chain matching: the exact name
+// beats the longest wildcard, which beats a chain without server names.
+func TestServerNameRank(t *testing.T) {
+	rank := func(names []string, sni string) int { r, _ := serverNameRank(names, sni); return r }
+	exact := rank([]string{"a.example.com"}, "a.example.com")
+	long := rank([]string{"*.a.example.com"}, "x.a.example.com")
+	short := rank([]string{"*.example.com"}, "x.a.example.com")
+	none := rank(nil, "x.a.example.com")
+	if !(exact > long && long > short && short > none && none == 0) {
+		t.Errorf("ranks exact %d, long wildcard %d, short wildcard %d, none %d: want them in that order", exact, long, short, none)
+	}
+	if r := rank([]string{"*.example.com"}, "example.com"); r >= 0 {
+		t.Errorf("*.example.com matches example.com (rank %d)", r)
+	}
+	if r := rank([]string{"A.Example.com"}, "a.example.com"); r <= 0 {
+		t.Errorf("server names are compared without case, got rank %d", r)
+	}
+}
