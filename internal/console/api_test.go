@@ -1,8 +1,17 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/switchyard-dev/switchyard/examples"
 )
@@ -57,4 +66,57 @@ func TestAPIPagingAndFilters(t *testing.T) {
 			t.Errorf("%s = %d, want 404", u, r.StatusCode)
 		}
 	}
+}
+
+// TestClientsDelta checks that an incremental (delta) stream's ACK is
+// recorded against the type version its response carried.
+func TestClientsDelta(t *testing.T) {
+	dir := t.TempDir()
+	if err := examples.WriteQuickstart(dir); err != nil {
+		t.Fatal(err)
+	}
+	base, xds := serveDir(t, dir)
+	cc, err := grpc.NewClient(xds, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(cc).DeltaAggregatedResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := &envoy_config_core_v3.Node{Id: "console-delta", UserAgentName: "envoy"}
+	if err := st.Send(&envoy_service_discovery_v3.DeltaDiscoveryRequest{Node: node, TypeUrl: resource.ClusterType}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResponseNonce: resp.GetNonce()}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the delta ACK to be recorded", func() bool {
+		var groups []struct {
+			Group   string
+			Clients []struct {
+				Node   string
+				Method string
+				Types  []struct{ Type, Sent, Acked string }
+			}
+		}
+		getJSON(t, base+"/api/clients", &groups)
+		for _, g := range groups {
+			for _, c := range g.Clients {
+				for _, ty := range c.Types {
+					if g.Group == "envoy" && c.Node == node.Id && c.Method == "DeltaAggregatedResources" && ty.Acked == resp.GetSystemVersionInfo() && ty.Sent == ty.Acked {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	})
 }
