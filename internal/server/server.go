@@ -234,7 +234,12 @@ func stopGRPC(gs *grpc.Server) {
 }
 
 func (s *Server) adminServer() *http.Server {
-	return &http.Server{
+	// Requests that never end by themselves (the console's event streams)
+	// end when the server shuts down, instead of holding Shutdown until
+	// its timeout.
+	ctx, cancel := context.WithCancel(context.Background())
+	hs := &http.Server{
+		BaseContext: func(net.Listener) context.Context { return ctx },
 		Handler: admin.Handler(admin.Config{
 			Ready:    s.ready.Load,
 			State:    s.state.Load,
@@ -244,6 +249,8 @@ func (s *Server) adminServer() *http.Server {
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
+	hs.RegisterOnShutdown(cancel)
+	return hs
 }
 
 func serveHTTP(hs *http.Server, l net.Listener) error {
