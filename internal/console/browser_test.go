@@ -43,6 +43,12 @@ func TestBrowserBrokenServiceAndExplain(t *testing.T) {
 	}
 	screenshot(t, ctx, "console-objects")
 
+	// The hosts page, filtered to broken hosts, leads there.
+	open(t, ctx, base, "hosts?broken=true")
+	if s := text(t, ctx, "#hosts tr.broken"); !strings.Contains(s, "shop.example.com") {
+		t.Errorf("the broken hosts are %q, want shop.example.com", s)
+	}
+
 	// The host page: the broken route is red and names its field.
 	open(t, ctx, base, "host/shop.example.com")
 	broken := `#routes tr.broken[data-route="api"]`
