@@ -48,3 +48,12 @@ func (g *startupGC) Run(ctx context.Context, emit func([]objects.Change)) error 
 	}
 	return g.Source.Run(ctx, emit)
 }
+
+// oneShotGC sets startupGOGC for the whole of a command that reads a
+// source, builds once and exits (render), unless GOGC is set: all of its
+// run is what serve's start is.
+func oneShotGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(startupGOGC)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
+	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/perf"
 )
 
@@ -29,14 +30,18 @@ func benchDir(b *testing.B) string {
 
 // BenchmarkLoad reads the directory of SWITCHYARD_BENCH_DIR into a
 // snapshot, as serve and render do before their first build. It reports
-// the CPU time too (wall time is inflated on a busy machine) and the
-// objects read.
+// the CPU time too (wall time is inflated on a busy machine), the
+// proxies, Services, EndpointSlices and Secrets read, and the live heap
+// that one snapshot holds.
 func BenchmarkLoad(b *testing.B) {
 	dir := benchDir(b)
 	cpu := perf.StartCPU()
 	n, objs := 0, 0
+	var snap *objects.Snapshot
 	for b.Loop() {
-		snap, problems, err := Load(dir)
+		var problems []Problem
+		var err error
+		snap, problems, err = Load(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,6 +53,11 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	cpu.Report(b, n)
 	b.ReportMetric(float64(objs), "objects")
+	snap = nil // not read again: what is live now is the baseline
+	base := perf.LiveHeap()
+	snap, _, _ = Load(dir)
+	b.ReportMetric(float64(perf.LiveHeap()-base)/(1<<20), "snapshot-MiB")
+	runtime.KeepAlive(snap)
 }
 
 // BenchmarkYAMLFloor parses the same files as BenchmarkLoad into yaml.v3
