@@ -16,7 +16,9 @@ import (
 // benchDirEnv names a directory written by `switchyard gen` for the
 // directory benchmarks; `make bench` writes the shape of
 // site/performance.md there. Without it they skip: generating and writing
-// thousands of manifests takes longer than reading them.
+// thousands of manifests takes longer than reading them. The benchmarks
+// are named after the directory (BenchmarkLoad/roots-10000), so that runs
+// at several sizes compare apart.
 const benchDirEnv = "SWITCHYARD_BENCH_DIR"
 
 func benchDir(b *testing.B) string {
@@ -35,6 +37,10 @@ func benchDir(b *testing.B) string {
 // that one snapshot holds.
 func BenchmarkLoad(b *testing.B) {
 	dir := benchDir(b)
+	b.Run(filepath.Base(dir), func(b *testing.B) { benchLoad(b, dir) })
+}
+
+func benchLoad(b *testing.B, dir string) {
 	cpu := perf.StartCPU()
 	n, objs := 0, 0
 	var snap *objects.Snapshot
@@ -65,6 +71,10 @@ func BenchmarkLoad(b *testing.B) {
 // cannot beat, which Load is measured against.
 func BenchmarkYAMLFloor(b *testing.B) {
 	dir := benchDir(b)
+	b.Run(filepath.Base(dir), func(b *testing.B) { benchFloor(b, dir) })
+}
+
+func benchFloor(b *testing.B, dir string) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no manifests in %s (%v)", dir, err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,6 +26,10 @@ func BenchmarkTimeToFirstConfig(b *testing.B) {
 	if dir == "" {
 		b.Skip("SWITCHYARD_BENCH_DIR is not set: point it at a directory written by `switchyard gen`")
 	}
+	b.Run(filepath.Base(dir), func(b *testing.B) { benchFirstConfig(b, dir) })
+}
+
+func benchFirstConfig(b *testing.B, dir string) {
 	cpu := perf.StartCPU()
 	n, clusters := 0, 0
 	for b.Loop() {
