@@ -39,6 +39,7 @@ I/O errors.`,
 				return &exitError{code: 2, err: err}
 			}
 			defer cleanup()
+			oneShotGC()
 			snap, problems, err := dirsource.Load(dir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
