@@ -34,6 +34,8 @@ type Cache struct {
 	groups map[Group]map[string]*typeState
 	// epoch counts updates, to age handoffs.
 	epoch uint64
+	// gw holds the caches of further gateways (gateways.go).
+	gw gateways
 }
 
 var _ cache.Cache = (*Cache)(nil)
