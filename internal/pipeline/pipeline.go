@@ -14,6 +14,7 @@ package pipeline
 
 import (
 	"log/slog"
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -36,6 +37,10 @@ type Config struct {
 	Warmup, Linger time.Duration
 	// Now is the clock, time.Now when nil.
 	Now func() time.Time
+	// Gateways are the further gateways served besides the default one
+	// (DAG.IngressClassName), each named for the ingress class of its
+	// proxies (gateways.go).
+	Gateways []string
 }
 
 // Pipeline owns the snapshot and the engine that builds from it.
@@ -46,6 +51,8 @@ type Pipeline struct {
 	engine  *incremental.Engine
 	built   bool
 	stagers map[xdscache.Group]*stager
+	// gateways are the pipelines of Config.Gateways (gateways.go).
+	gateways []*Pipeline
 }
 
 // New returns a pipeline feeding the cache.
@@ -74,6 +81,8 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	for _, g := range groups {
 		p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
 	}
+	c.SetDefaultGateway(cfg.DAG.IngressClassName)
+	p.newGateways()
 	return p
 }
 
@@ -112,9 +121,12 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 			err = perr
 		}
 	}
-	res.Duration = time.Since(start)
 	res.StatusUpdate = p.engine.StatusUpdate()
+	if gerr := p.applyGateways(changes, &res); err == nil {
+		err = gerr
+	}
 	res.Next = p.next()
+	res.Duration = time.Since(start)
 	p.cfg.Metrics.observe(res, err)
 	return res, err
 }
@@ -140,7 +152,12 @@ func (p *Pipeline) Statuses() []*dag.Status {
 	if !p.built {
 		return nil
 	}
-	return p.engine.Statuses()
+	if len(p.gateways) == 0 {
+		return p.engine.Statuses()
+	}
+	out := append(p.engine.Statuses(), p.gatewayStatuses()...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.Less(out[j].Key) })
+	return out
 }
 
 // DAG returns the last built DAG, nil before the first build.
@@ -183,6 +200,11 @@ func (p *Pipeline) Tick() (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
+	for _, gw := range p.gateways {
+		if _, err := gw.Tick(); err != nil {
+			return time.Time{}, err
+		}
+	}
 	return p.next(), nil
 }
 
@@ -192,6 +214,11 @@ func (p *Pipeline) next() time.Time {
 	now := p.cfg.Now()
 	for _, g := range groups {
 		if t := p.stagers[g.name].next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for _, gw := range p.gateways {
+		if t := gw.next(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
