@@ -88,6 +88,13 @@ type AuthorizationBody struct {
 // TCPProxy forwards a TCP stream to a cluster.
 type TCPProxy struct {
 	Cluster *Cluster
+	// IdleTimeout is nil for Envoy's default; zero disables it.
+	IdleTimeout *time.Duration
+	// MaxConnections is 0 for no limit.
+	MaxConnections int64
+	// AccessLogFormat is "" for no access log; it passed
+	// ValidateAccessLogFormat.
+	AccessLogFormat string
 }
 
 // Route is one route of a virtual host, with the include conditions of

@@ -27,7 +27,11 @@ func (rb *rootBuilder) tcpProxy(root *switchyardv1.HTTPProxy, st *Status) *TCPPr
 		}
 		st = rb.statusOf(owner)
 	}
-	return rb.tcpServices(owner, tp, field, st)
+	out := rb.tcpServices(owner, tp, field, st)
+	if out == nil || !tcpConnectionSettings(root.Spec.TCPProxy, out, rb.statusOf(root)) {
+		return nil
+	}
+	return out
 }
 
 func (rb *rootBuilder) tcpInclude(root *switchyardv1.HTTPProxy, tp *switchyardv1.TCPProxy, st *Status) (*switchyardv1.HTTPProxy, *switchyardv1.TCPProxy, bool) {
