@@ -306,6 +306,10 @@ type ClusterSpec struct {
 	IdleConnectionTimeout *time.Duration
 	// CircuitBreakers is nil for Envoy's defaults.
 	CircuitBreakers *CircuitBreakers
+	// ClientCertificate is the SDS name of the Secret whose certificate
+	// Envoy presents to TLS backends; "" for none. Left out of the hash
+	// when empty, so that adding the field renamed no existing cluster.
+	ClientCertificate string `json:",omitempty"`
 }
 
 // The load-balancing strategies a cluster may use.

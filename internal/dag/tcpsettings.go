@@ -50,3 +50,18 @@ func tcpConnectionSettings(tp *switchyardv1.TCPProxy, out *TCPProxy, st *Status)
 	}
 	return ok
 }
+
+// tcpClientCertificate resolves the certificate Envoy presents to a
+// tcpproxy's backends and has it served; "" when none is asked for.
+func (rb *rootBuilder) tcpClientCertificate(owner *switchyardv1.HTTPProxy, tp *switchyardv1.TCPProxy, field string, st *Status) (string, bool) {
+	if tp.ClientCertificate == "" {
+		return "", true
+	}
+	s, err := rb.secrets.tlsSecret(tp.ClientCertificate, owner.Namespace)
+	if err != nil {
+		st.addError(ErrTCPProxy, reasonOf(err), "%s.clientCertificate: %v", field, err)
+		return "", false
+	}
+	rb.addSecret(s)
+	return s.Name, true
+}

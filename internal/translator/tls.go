@@ -46,6 +46,9 @@ func upstreamTLSSocket(spec *dag.ClusterSpec) *envoy_config_core_v3.TransportSoc
 		common.AlpnProtocols = []string{"h2"}
 	}
 	ctx := &envoy_transport_socket_tls_v3.UpstreamTlsContext{CommonTlsContext: common}
+	if spec.ClientCertificate != "" {
+		common.TlsCertificateSdsSecretConfigs = []*envoy_transport_socket_tls_v3.SdsSecretConfig{sdsSecret(spec.ClientCertificate)}
+	}
 	if tls := spec.UpstreamTLS; tls != nil {
 		ctx.Sni = tls.SubjectName
 		var sans []*envoy_transport_socket_tls_v3.SubjectAltNameMatcher

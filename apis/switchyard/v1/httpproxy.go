@@ -196,6 +196,15 @@ type TCPProxy struct {
 	// closes. It is the host's own setting.
 	// +optional
 	AccessLog *TCPAccessLog `json:"accessLog,omitempty"`
+
+	// ClientCertificate names a kubernetes.io/tls Secret ("name", or
+	// "namespace/name" when delegated) whose certificate and key Envoy
+	// presents to the backends, for backends that require mutual TLS. The
+	// services must use protocol tls. With include, the included proxy's
+	// is used, as its services are.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClientCertificate string `json:"clientCertificate,omitempty"`
 }
 
 // TCPAccessLog is the access log of a tcpproxy host.
