@@ -47,6 +47,13 @@ func (p *Pipeline) applyGateways(changes []objects.Change, res *Result) error {
 			first = err
 		}
 		res.Assignments += r.Assignments
+		if res.StatusUpdate.All {
+			// A complete update replaces every status its consumers hold
+			// (the etcd writer deletes the others), so it must list every
+			// gateway's, not only what this batch changed in them.
+			res.StatusUpdate.Changed = append(res.StatusUpdate.Changed, ownStatuses(gw.Statuses())...)
+			continue
+		}
 		res.StatusUpdate.Changed = append(res.StatusUpdate.Changed, ownStatuses(r.StatusUpdate.Changed)...)
 		for _, k := range r.StatusUpdate.Removed {
 			if k.Kind == objects.KindHTTPProxy {
