@@ -167,7 +167,7 @@ func printExplanation(w io.Writer, res *explain.Result, output string) error {
 		if err != nil {
 			return &exitError{code: 2, err: err}
 		}
-		b = append(j, '\n')
+		b = append(j, '\n') //nolint:gocritic // j is not used again
 	} else {
 		b = []byte(res.Text())
 	}

@@ -17,8 +17,10 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/status"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 // kubeOptions are serve's flags for reading from a Kubernetes API server.
@@ -168,6 +170,13 @@ func newController(opts kubeOptions, cfg server.Config, rc *rest.Config, default
 		cfg.OnStatuses = func(u dag.StatusUpdate) { prev(u); w.Apply(u) }
 	} else {
 		cfg.OnStatuses = w.Apply
+	}
+	// The Programmed condition reflects the nodes connected to this
+	// replica; the leader's writer is the one that writes it.
+	if prev := cfg.OnProgrammed; prev != nil {
+		cfg.OnProgrammed = func(m map[objects.Key]xdscache.Programmed) { prev(m); w.SetProgrammed(m) }
+	} else {
+		cfg.OnProgrammed = w.SetProgrammed
 	}
 	cfg.Log = log
 	return &controller{server: server.New(cfg), source: src, status: w}, nil

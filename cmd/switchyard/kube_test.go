@@ -215,12 +215,17 @@ func TestKubeServesAndReportsStatus(t *testing.T) {
 	}
 	t.Logf("broken: reason %s, %q", c.Reason, c.Message)
 
-	// ExtensionServices and TLSCertificateDelegations get theirs too.
+	// ExtensionServices and TLSCertificateDelegations get theirs too: an
+	// ExtensionService a Programmed condition as well, Unknown while
+	// nothing of it is served.
 	ext := &switchyardv1alpha1.ExtensionService{}
 	testenv.WaitFor(t, 10*time.Second, "the ExtensionService's status", func() bool {
 		k.get("extensionservices", "authz", ext)
-		return ext.Status.CurrentStatus != "" && len(ext.Status.Conditions) == 1
+		return ext.Status.CurrentStatus != "" && len(ext.Status.Conditions) == 2
 	})
+	if pc := ext.Status.Conditions[1]; pc.Type != switchyardv1.ConditionProgrammed || pc.Status != metav1.ConditionUnknown || pc.Reason != "NotServed" {
+		t.Errorf("ExtensionService Programmed condition: %+v", pc)
+	}
 	t.Logf("ExtensionService: %s, %q", ext.Status.CurrentStatus, ext.Status.Description)
 	if ext.Status.CurrentStatus != switchyardv1.StatusInvalid || !strings.Contains(ext.Status.Description, "nowhere") {
 		t.Errorf("ExtensionService status: %+v", ext.Status)

@@ -10,6 +10,7 @@ func TestOutputFlag(t *testing.T) {
 		"gen":        "writes manifests to --out; prints one line of progress to standard error",
 		"bootstrap":  "writes its file to --out and names the format --format json|yaml",
 		"xdsload":    "a load client; prints one line of latencies",
+		"etcd":       "apply and delete write to etcd; they print one line of progress per file or key",
 		"help":       "cobra's",
 		"completion": "cobra's",
 	}

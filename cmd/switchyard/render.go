@@ -51,6 +51,7 @@ I/O errors.`,
 			for _, p := range problems {
 				out.SourceProblems = append(out.SourceProblems, p.String())
 			}
+			out.NoDataPlane()
 			b, err := out.Encode(output)
 			if err != nil {
 				return usageError("%v", err)

@@ -36,7 +36,8 @@ func TestRenderQuickstartIsValid(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0", code)
 	}
-	for _, want := range []string{"locality_weighted_lb_config", "sub_zone: shop/storefront-v3", "currentStatus: valid"} {
+	// render serves no data plane: Programmed is Unknown, and says why.
+	for _, want := range []string{"locality_weighted_lb_config", "sub_zone: shop/storefront-v3", "currentStatus: valid", "programmed:\n    message: 'not served to any data plane", "status: Unknown"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}

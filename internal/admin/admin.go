@@ -9,14 +9,17 @@ package admin
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
@@ -41,6 +44,10 @@ type Config struct {
 	// unreachable and the last configuration served, say) without
 	// changing the answer: a replica that serves is ready.
 	Detail func() string
+	// Programmed returns the last Programmed condition of every HTTPProxy
+	// and ExtensionService (nil before the first evaluation); nil when
+	// nothing works them out.
+	Programmed func() map[objects.Key]xdscache.Programmed
 }
 
 // Handler returns the admin endpoint's routes.
@@ -62,6 +69,7 @@ func Handler(cfg Config) http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /debug/dag", func(w http.ResponseWriter, _ *http.Request) { serveDot(w, cfg) })
 	mux.HandleFunc("GET /debug/xds", func(w http.ResponseWriter, r *http.Request) { serveXDS(w, r, cfg) })
+	mux.HandleFunc("GET /debug/programmed", func(w http.ResponseWriter, _ *http.Request) { serveProgrammed(w, cfg) })
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -108,6 +116,7 @@ func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
 	if st := cfg.State(); st != nil {
 		out.Statuses = st.Statuses
 	}
+	out.Programmed = programmed(cfg)
 	format := r.URL.Query().Get("format")
 	if format == "" {
 		format = "json"
@@ -119,4 +128,44 @@ func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
+}
+
+func programmed(cfg Config) map[objects.Key]xdscache.Programmed {
+	if cfg.Programmed == nil {
+		return nil
+	}
+	return cfg.Programmed()
+}
+
+// programmedEntry is one object in /debug/programmed.
+type programmedEntry struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	render.ProgrammedDoc
+}
+
+// serveProgrammed lists every HTTPProxy's and ExtensionService's
+// Programmed condition, sorted: what the status writer writes on
+// Kubernetes, and the only place to see it with a directory source.
+func serveProgrammed(w http.ResponseWriter, cfg Config) {
+	m := programmed(cfg)
+	keys := make([]objects.Key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, objects.Key.Compare)
+	out := struct {
+		Objects []programmedEntry `json:"objects"`
+	}{Objects: make([]programmedEntry, 0, len(keys))}
+	for _, k := range keys {
+		out.Objects = append(out.Objects, programmedEntry{Kind: k.Kind.String(), Namespace: k.Namespace, Name: k.Name, ProgrammedDoc: *render.ProgrammedOf(m, k)})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
 }

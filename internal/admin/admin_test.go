@@ -14,6 +14,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
@@ -29,11 +30,13 @@ func TestAdmin(t *testing.T) {
 	ready := false
 	var state *State
 	cache := xdscache.New()
+	var programmed map[objects.Key]xdscache.Programmed
 	h := Handler(Config{
-		Ready:    func() bool { return ready },
-		State:    func() *State { return state },
-		Cache:    cache,
-		Gatherer: prometheus.NewRegistry(),
+		Ready:      func() bool { return ready },
+		State:      func() *State { return state },
+		Cache:      cache,
+		Gatherer:   prometheus.NewRegistry(),
+		Programmed: func() map[objects.Key]xdscache.Programmed { return programmed },
 	})
 	if code, _ := get(t, h, "/healthz"); code != 200 {
 		t.Fatalf("/healthz = %d", code)
@@ -70,5 +73,21 @@ func TestAdmin(t *testing.T) {
 	}
 	if code, body := get(t, h, "/debug/xds?group=dns&format=yaml"); code != 200 || !strings.Contains(body, "name: from-the-cache") {
 		t.Fatalf("yaml = %d %q", code, body)
+	}
+
+	if code, body := get(t, h, "/debug/programmed"); code != 200 || !strings.Contains(body, `"objects": []`) {
+		t.Fatalf("/debug/programmed before any evaluation = %d %q", code, body)
+	}
+	proxy := objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: "app"}
+	programmed = map[objects.Key]xdscache.Programmed{proxy: {Status: "False", Reason: xdscache.ReasonRejected, Message: "node \"e1\" rejected it"}}
+	state = &State{Statuses: []*dag.Status{{Key: proxy, State: "valid"}}}
+	code, body := get(t, h, "/debug/programmed")
+	for _, want := range []string{`"kind": "HTTPProxy"`, `"namespace": "shop"`, `"status": "False"`, `"reason": "Rejected"`, `rejected it`} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Fatalf("/debug/programmed = %d, want %s in %s", code, want, body)
+		}
+	}
+	if _, body := get(t, h, "/debug/xds?group=envoy"); !strings.Contains(body, `"reason":"Rejected"`) && !strings.Contains(body, `"reason": "Rejected"`) {
+		t.Fatalf("/debug/xds statuses must carry the Programmed condition: %s", body)
 	}
 }

@@ -263,3 +263,17 @@ func sortRoutes(rs []*Route) {
 		return len(a.QueryParamMatches) > len(b.QueryParamMatches)
 	})
 }
+
+// ResourceRejected is the error of an object whose output includes an xDS
+// resource that failed validation at the gate before the cache: the
+// resource is withheld (clients keep its last good version, if any) and
+// the message names it, the objects it was made from besides the one
+// reporting it, and the problem, whose text names the field and value.
+func ResourceRejected(group, typ, name string, madeFrom []string, problem string) switchyardv1.SubCondition {
+	from := ""
+	if len(madeFrom) > 0 {
+		from = " (made from " + strings.Join(madeFrom, ", ") + ")"
+	}
+	msg := fmt.Sprintf("%s %s %q%s is withheld from clients: %s", group, typ, name, from, problem)
+	return switchyardv1.SubCondition{Type: ErrSpec, Reason: "ResourceRejected", Message: boundMessage(msg)}
+}

@@ -34,7 +34,7 @@ type ClientOptions struct {
 // reads and writes fail (and are retried by callers) until one answers.
 func NewClient(o ClientOptions) (*clientv3.Client, error) {
 	if len(o.Endpoints) == 0 {
-		return nil, errors.New("no etcd endpoints: give --etcd-endpoints URL,...")
+		return nil, errors.New("no etcd endpoints: give --etcd-endpoints URL[,URL]")
 	}
 	cfg := clientv3.Config{
 		Endpoints:   o.Endpoints,

@@ -2,6 +2,7 @@ package etcdsource
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -35,7 +36,12 @@ func TestStatusWriterSweeps(t *testing.T) {
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(rctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("status writer: %v", err)
+		}
+	}()
 
 	value := func(st *dag.Status) string {
 		resp, err := c.Get(ctx, StatusKey(DefaultPrefix, st.Key))

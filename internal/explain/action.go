@@ -33,8 +33,8 @@ func (w *walk) directResponse(dr *envoy_config_route_v3.DirectResponseAction, ow
 	if body != "" {
 		d.Reason += ": " + body
 	}
-	switch {
-	case status == 503:
+	switch status {
+	case 503:
 		d.Kind = KindUnavailable
 		if body == "" {
 			// The translator's answer for a route none of whose services
@@ -44,9 +44,9 @@ func (w *walk) directResponse(dr *envoy_config_route_v3.DirectResponseAction, ow
 				d.Fix = fmt.Sprintf("%s.services: create the Service(s) named there, or fix their names and ports", owner)
 			}
 		}
-	case status == 403:
+	case 403:
 		d.Kind = KindForbidden
-	case status == 404:
+	case 404:
 		d.Kind = KindNotFound
 	}
 	if d.Fix == "" && owner != nil && status >= 500 {

@@ -38,6 +38,7 @@ func describeMatch(m *envoy_config_route_v3.RouteMatch) string {
 	return strings.Join(parts, ", ")
 }
 
+//nolint:staticcheck // the deprecated matcher forms are valid xDS that a served config may hold
 func describeHeader(h *envoy_config_route_v3.HeaderMatcher) string {
 	not := ""
 	if h.GetInvertMatch() {

@@ -186,6 +186,7 @@ func matchHeader(h *envoy_config_route_v3.HeaderMatcher, r *request) (bool, stri
 	return false, fmt.Sprintf("header %s %q does not satisfy %s", name, v, desc)
 }
 
+//nolint:staticcheck // the deprecated matcher forms are valid xDS that a served config may hold
 func headerValueMatches(h *envoy_config_route_v3.HeaderMatcher, v string) (bool, error) {
 	switch s := h.GetHeaderMatchSpecifier().(type) {
 	case *envoy_config_route_v3.HeaderMatcher_StringMatch:

@@ -179,7 +179,7 @@ func (w *walk) principal(p *envoy_config_rbac_v3.Principal) tri {
 	case *envoy_config_rbac_v3.Principal_DirectRemoteIp:
 		return w.ipRule(r.DirectRemoteIp)
 	case *envoy_config_rbac_v3.Principal_SourceIp: //nolint:staticcheck // still served by older configurations
-		return w.ipRule(r.SourceIp)
+		return w.ipRule(r.SourceIp) //nolint:staticcheck // as above
 	case *envoy_config_rbac_v3.Principal_Header:
 		return w.headerRule(r.Header)
 	case *envoy_config_rbac_v3.Principal_UrlPath:

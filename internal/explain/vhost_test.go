@@ -62,7 +62,7 @@ func TestServerNameRank(t *testing.T) {
 	long := rank([]string{"*.a.example.com"}, "x.a.example.com")
 	short := rank([]string{"*.example.com"}, "x.a.example.com")
 	none := rank(nil, "x.a.example.com")
-	if !(exact > long && long > short && short > none && none == 0) {
+	if exact <= long || long <= short || short <= none || none != 0 {
 		t.Errorf("ranks exact %d, long wildcard %d, short wildcard %d, none %d: want them in that order", exact, long, short, none)
 	}
 	if r := rank([]string{"*.example.com"}, "example.com"); r >= 0 {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 // Gateways (site/gateways.md): one control plane serves several
@@ -96,3 +97,22 @@ func (p *Pipeline) Gateway(name string) *Pipeline {
 	}
 	return nil
 }
+
+// ServedBy returns the pipeline whose gateway serves an object: a further
+// gateway's for an HTTPProxy of its class, else p. What the object
+// produced, what the gate let through and the cache its nodes read are
+// that pipeline's (Produced, Served, Cache).
+func (p *Pipeline) ServedBy(k objects.Key) *Pipeline {
+	if k.Kind != objects.KindHTTPProxy || len(p.gateways) == 0 {
+		return p
+	}
+	if px := p.snap.HTTPProxies[k.NamespacedName()]; px != nil {
+		if gw := p.Gateway(px.Spec.IngressClassName); gw != nil {
+			return gw
+		}
+	}
+	return p
+}
+
+// Cache returns the cache the pipeline feeds.
+func (p *Pipeline) Cache() *xdscache.Cache { return p.cache }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/churn"
@@ -27,32 +26,13 @@ func TestIncrementalCacheEqualsFullBuild(t *testing.T) {
 	}
 	for seed := range int64(seeds) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			set, err := scalegen.Generate(scalegen.Config{
-				Proxies: 30, RoutesPerProxy: 2, ServicesPerRoute: 2, EndpointsPerService: 3,
-				Zones: 2, TLSFraction: 0.6, Seed: seed, TeamSize: 10,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := newClock()
-			p, cache := newPipeline(c)
-			if _, err := p.Apply(set.Changes()); err != nil {
-				t.Fatal(err)
-			}
-			mirror := set.Snapshot()
-			m := churn.New(seed, mirror)
+			r := startChurn(t, seed)
+			p, cache, mirror := r.p, r.cache, r.mirror
 			for step := range steps {
-				changes, _, _ := m.Step()
-				c.add(time.Second)
-				if _, err := p.Apply(changes); err != nil {
-					t.Fatal(err)
-				}
-				c.add(DefaultLinger + DefaultWarmup)
-				if _, err := p.Tick(); err != nil {
-					t.Fatal(err)
-				}
+				changes, _, _ := r.m.Step()
+				r.settle(t, changes)
 				fresh, freshCache := newPipeline(newClock())
-				if _, err := fresh.Apply(all(mirror)); err != nil {
+				if _, err := fresh.Apply(SnapshotChanges(mirror)); err != nil {
 					t.Fatal(err)
 				}
 				if !sameCaches(t, cache, freshCache, fmt.Sprintf("step %d", step)) {
@@ -64,34 +44,6 @@ func TestIncrementalCacheEqualsFullBuild(t *testing.T) {
 			}
 		})
 	}
-}
-
-// all lists a snapshot's objects as one batch of upserts.
-func all(snap *objects.Snapshot) []objects.Change {
-	var out []objects.Change
-	add := func(k objects.Key, o runtime.Object) { out = append(out, objects.Change{Key: k, Object: o}) }
-	for nn, o := range snap.HTTPProxies {
-		add(objects.NewKey(objects.KindHTTPProxy, nn), o)
-	}
-	for nn, o := range snap.ExtensionServices {
-		add(objects.NewKey(objects.KindExtensionService, nn), o)
-	}
-	for nn, o := range snap.Delegations {
-		add(objects.NewKey(objects.KindTLSCertificateDelegation, nn), o)
-	}
-	for nn, o := range snap.Services {
-		add(objects.NewKey(objects.KindService, nn), o)
-	}
-	for nn, o := range snap.EndpointSlices {
-		add(objects.NewKey(objects.KindEndpointSlice, nn), o)
-	}
-	for nn, o := range snap.Secrets {
-		add(objects.NewKey(objects.KindSecret, nn), o)
-	}
-	for name, o := range snap.Nodes {
-		add(objects.Key{Kind: objects.KindNode, Name: name}, o)
-	}
-	return out
 }
 
 func sameCaches(t *testing.T, got, want *xdscache.Cache, when string) bool {
@@ -154,5 +106,47 @@ func TestNextWaitsForColdClusters(t *testing.T) {
 	}
 	if want := c.now().Add(DefaultWarmup); !res.Next.Equal(want) {
 		t.Fatalf("next step at %v, want %v (when the new cluster is warm)", res.Next, want)
+	}
+}
+
+// churnRun is a pipeline that built a generated set, and a mutator of a
+// mirror of its snapshot.
+type churnRun struct {
+	p      *Pipeline
+	cache  *xdscache.Cache
+	c      *clock
+	mirror *objects.Snapshot
+	m      *churn.Mutator
+}
+
+func startChurn(t *testing.T, seed int64) *churnRun {
+	t.Helper()
+	set, err := scalegen.Generate(scalegen.Config{
+		Proxies: 30, RoutesPerProxy: 2, ServicesPerRoute: 2, EndpointsPerService: 3,
+		Zones: 2, TLSFraction: 0.6, Seed: seed, TeamSize: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &churnRun{c: newClock(), mirror: set.Snapshot()}
+	r.p, r.cache = newPipeline(r.c)
+	if _, err := r.p.Apply(set.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	r.m = churn.New(seed, r.mirror)
+	return r
+}
+
+// settle applies a batch a second after the last and lets its staging
+// finish.
+func (r *churnRun) settle(t *testing.T, changes []objects.Change) {
+	t.Helper()
+	r.c.add(time.Second)
+	if _, err := r.p.Apply(changes); err != nil {
+		t.Fatal(err)
+	}
+	r.c.add(DefaultLinger + DefaultWarmup)
+	if _, err := r.p.Tick(); err != nil {
+		t.Fatal(err)
 	}
 }

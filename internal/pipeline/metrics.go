@@ -9,6 +9,10 @@ type Metrics struct {
 	BuildSeconds *prometheus.HistogramVec
 	Builds       *prometheus.CounterVec
 	Resources    *prometheus.GaugeVec
+	// Withheld counts the resource versions the gate withheld (gate.go),
+	// WithheldNow the resources it withholds as of the last build.
+	Withheld    *prometheus.CounterVec
+	WithheldNow *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them when reg is not nil.
@@ -21,9 +25,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"kind"}),
 		Builds:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_builds_total", Help: "Batches applied, by kind of build and result."}, []string{"kind", "result"}),
 		Resources: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "switchyard_resources", Help: "Resources served, by consumer group and type."}, []string{"group", "type"}),
+		Withheld: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_gate_withheld_resources_total",
+			Help: "Resource versions withheld from clients because they failed validation or referred to a withheld resource, by consumer group and type.",
+		}, []string{"group", "type"}),
+		WithheldNow: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_gate_withheld_resources",
+			Help: "Resources withheld from clients now (their last good version, if any, is served), by consumer group and type.",
+		}, []string{"group", "type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.BuildSeconds, m.Builds, m.Resources)
+		reg.MustRegister(m.BuildSeconds, m.Builds, m.Resources, m.Withheld, m.WithheldNow)
 	}
 	return m
 }

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -53,6 +54,10 @@ type Pipeline struct {
 	stagers map[xdscache.Group]*stager
 	// gateways are the pipelines of Config.Gateways (gateways.go).
 	gateways []*Pipeline
+	// gate stands between the engine and the stagers (gate.go); conds
+	// are its conditions as of the last batch.
+	gate  *Gate
+	conds Conditions
 }
 
 // New returns a pipeline feeding the cache.
@@ -77,6 +82,7 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 		cfg: cfg, cache: c, snap: snap,
 		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log}),
 		stagers: map[xdscache.Group]*stager{},
+		gate:    NewGate(),
 	}
 	for _, g := range groups {
 		p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
@@ -121,7 +127,11 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 			err = perr
 		}
 	}
-	res.StatusUpdate = p.engine.StatusUpdate()
+	rejected := p.gate.Rejected()
+	p.countWithheld(rejected)
+	conds := RejectionConditions(rejected, p.engine.Owners)
+	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds)
+	p.conds = conds
 	if gerr := p.applyGateways(changes, &res); err == nil {
 		err = gerr
 	}
@@ -131,33 +141,72 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 	return res, err
 }
 
-// publish stages every group's changes and hands the cache what is due.
+// publish passes every group's changes through the gate, stages what
+// passed and hands the cache what is due.
 func (p *Pipeline) publish(delta *incremental.Delta) error {
 	now := p.cfg.Now()
+	p.gate.Begin()
 	for _, g := range groups {
-		target := p.engine.Targets(g.name)
-		out := p.stagers[g.name].stage(target, delta.Changes[g.name], delta.All, now)
+		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
+		p.withheld(fresh)
+		out := p.stagers[g.name].stage(served, changes, delta.All, now)
 		if err := p.cache.Update(g.name, out); err != nil {
 			return err
 		}
-		for t, byName := range target {
+		for t, byName := range served {
 			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdscache.ShortType(t)).Set(float64(len(byName)))
 		}
 	}
 	return nil
 }
 
-// Statuses returns the status of every object, as of the last batch.
+// Statuses returns the status of every object, as of the last batch,
+// with the gate's conditions.
 func (p *Pipeline) Statuses() []*dag.Status {
 	if !p.built {
 		return nil
 	}
+	out := PatchStatuses(p.engine.Statuses(), p.conds)
 	if len(p.gateways) == 0 {
-		return p.engine.Statuses()
+		return out
 	}
-	out := append(p.engine.Statuses(), p.gatewayStatuses()...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Key.Less(out[j].Key) })
-	return out
+	// A new slice: the engine's list is shared and must not be appended to.
+	gw := p.gatewayStatuses()
+	all := make([]*dag.Status, 0, len(out)+len(gw))
+	all = append(append(all, out...), gw...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Key.Less(all[j].Key) })
+	return all
+}
+
+// Served returns what the gate lets through to a group's clients, before
+// staging; callers must not modify it.
+func (p *Pipeline) Served(g xdscache.Group) incremental.Targets { return p.gate.served[g] }
+
+// Rejected lists the resources the gate withholds now.
+func (p *Pipeline) Rejected() []Rejection { return p.gate.Rejected() }
+
+// countWithheld sets the gauge of what the gate withholds, every group
+// and type included so that a type that recovers reads 0.
+func (p *Pipeline) countWithheld(rejected []Rejection) {
+	n := map[incremental.ResourceRef]int{}
+	for _, rj := range rejected {
+		n[incremental.ResourceRef{Group: rj.Group, Type: rj.Type}]++
+	}
+	for _, g := range xdscache.Groups {
+		for _, t := range xdscache.TypesOf(g) {
+			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdscache.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
+		}
+	}
+}
+
+// withheld counts and logs the resources that newly failed the gate.
+func (p *Pipeline) withheld(fresh []Rejection) {
+	for _, rj := range fresh {
+		typ := xdscache.ShortType(rj.Type)
+		p.cfg.Metrics.Withheld.WithLabelValues(string(rj.Group), typ).Inc()
+		p.cfg.Log.Warn("withholding a resource that fails validation; clients keep its last good version",
+			"group", rj.Group, "type", typ, "name", rj.Name, "error", rj.Err)
+	}
 }
 
 // DAG returns the last built DAG, nil before the first build.
@@ -223,4 +272,35 @@ func (p *Pipeline) next() time.Time {
 		}
 	}
 	return next
+}
+
+// SnapshotChanges lists every object of a snapshot as an upsert: the
+// first batch of a pipeline that builds the snapshot whole.
+func SnapshotChanges(snap *objects.Snapshot) []objects.Change {
+	var out []objects.Change
+	add := func(kind objects.Kind, nn types.NamespacedName, obj runtime.Object) {
+		out = append(out, objects.Change{Key: objects.NewKey(kind, nn), Object: obj})
+	}
+	for nn, o := range snap.HTTPProxies {
+		add(objects.KindHTTPProxy, nn, o)
+	}
+	for nn, o := range snap.ExtensionServices {
+		add(objects.KindExtensionService, nn, o)
+	}
+	for nn, o := range snap.Delegations {
+		add(objects.KindTLSCertificateDelegation, nn, o)
+	}
+	for nn, o := range snap.Services {
+		add(objects.KindService, nn, o)
+	}
+	for nn, o := range snap.EndpointSlices {
+		add(objects.KindEndpointSlice, nn, o)
+	}
+	for nn, o := range snap.Secrets {
+		add(objects.KindSecret, nn, o)
+	}
+	for name, o := range snap.Nodes {
+		add(objects.KindNode, types.NamespacedName{Name: name}, o)
+	}
+	return out
 }

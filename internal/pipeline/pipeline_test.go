@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func upserts(t *testing.T, objs ...runtime.Object) []objects.Change {
 
 func newPipeline(c *clock) (*Pipeline, *xdscache.Cache) {
 	cache := xdscache.New()
-	return New(cache, Config{Translator: translator.DefaultOptions(), Now: c.now}), cache
+	return New(cache, Config{Translator: translator.DefaultOptions(), Now: c.now, Log: slog.New(slog.DiscardHandler)}), cache
 }
 
 // routeCluster returns the clusters a group's route configuration uses,

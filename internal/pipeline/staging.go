@@ -247,7 +247,8 @@ func (s *stager) warming(cur *xdscache.Resource, rc *envoy_config_route_v3.Route
 		return cur
 	}
 	r, err := xdscache.Encode(addWarmupRoute(rc, cold))
-	if err != nil {
+	if err != nil || Check(r) != nil {
+		// Made after the gate: it must pass what the gate checks too.
 		return cur
 	}
 	return r

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -16,7 +17,10 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 )
 
 // Output is one group's resources and the status of every object.
@@ -27,6 +31,21 @@ type Output struct {
 	Statuses  []*dag.Status
 	// SourceProblems are what the source could not read, one line each.
 	SourceProblems []string
+	// Programmed, when set, is what the data plane did with each object
+	// (its Programmed condition), printed with its status.
+	Programmed map[objects.Key]xdscache.Programmed
+}
+
+// NoDataPlane marks every HTTPProxy and ExtensionService as programmed by
+// no data plane: render serves nothing, so the condition is Unknown, and
+// printing it says where the condition comes from.
+func (o *Output) NoDataPlane() {
+	o.Programmed = map[objects.Key]xdscache.Programmed{}
+	for _, st := range o.Statuses {
+		if k := st.Key.Kind; k == objects.KindHTTPProxy || k == objects.KindExtensionService {
+			o.Programmed[st.Key] = xdscache.NoDataPlane
+		}
+	}
 }
 
 // Options select what is rendered.
@@ -40,30 +59,58 @@ type Options struct {
 // Groups are the consumer groups render knows.
 var Groups = []string{"envoy", "grpc", "dns"}
 
-// Run builds the DAG from the snapshot and translates it for the group.
+// Run builds the snapshot the way serve does — the incremental engine,
+// then the gate before the cache (internal/pipeline) — and translates the
+// DAG for the group. Resources the gate withholds are left out, and the
+// objects that made them report why, whichever group they were for.
 func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
-	res := dag.Build(snap, opts.DAG)
 	group := opts.Group
 	if group == "" {
 		group = "envoy"
 	}
-	r, err := translator.ForGroup(group, res.DAG, snap, opts.Translator)
-	if err != nil {
+	if _, err := translator.ForGroup(group, nil, nil, opts.Translator); err != nil {
 		return nil, fmt.Errorf("%w: use one of %v", err, Groups)
 	}
-	return &Output{Resources: ByType(r), Statuses: res.Statuses}, nil
+	p := pipeline.New(xdscache.New(), pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler)})
+	// An error is a resource that does not encode, which the engine left
+	// out: the translation below has it, and the gate's view drops it.
+	_, _ = p.Apply(pipeline.SnapshotChanges(snap))
+	r, err := translator.ForGroup(group, p.DAG(), p.Snapshot(), opts.Translator)
+	if err != nil {
+		return nil, err
+	}
+	served := p.Served(xdscache.Group(group))
+	// What the gate rejected is left out, or, for the HTTPS listener
+	// served without a failing host's chain, printed as it is served.
+	patched := map[string]map[string]bool{}
+	for _, rj := range p.Rejected() {
+		if string(rj.Group) == group {
+			if patched[rj.Type] == nil {
+				patched[rj.Type] = map[string]bool{}
+			}
+			patched[rj.Type][rj.Name] = true
+		}
+	}
+	out := &Output{Resources: map[string][]proto.Message{}, Statuses: p.Statuses()}
+	for url, ms := range ByType(r) {
+		for _, m := range ms {
+			name := xdscache.ResourceName(m)
+			res := served[url][name]
+			switch {
+			case res == nil:
+			case patched[url][name]:
+				out.Resources[url] = append(out.Resources[url], res.Decoded())
+			default:
+				out.Resources[url] = append(out.Resources[url], m)
+			}
+		}
+	}
+	return out, nil
 }
 
 // ByType groups a translation's resources by type URL, leaving out empty
 // types.
-func ByType(r *translator.Resources) map[string][]proto.Message {
-	out := map[string][]proto.Message{}
-	for _, m := range r.All() {
-		url := "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
-		out[url] = append(out[url], m)
-	}
-	return out
-}
+func ByType(r *translator.Resources) map[string][]proto.Message { return xdscheck.ByType(r) }
 
 // Valid reports whether every object is valid and the source read every
 // document: what `render` turns into its exit status.
@@ -95,6 +142,24 @@ type statusDoc struct {
 	Description   string                      `json:"description"`
 	Errors        []switchyardv1.SubCondition `json:"errors,omitempty"`
 	Warnings      []switchyardv1.SubCondition `json:"warnings,omitempty"`
+	Programmed    *ProgrammedDoc              `json:"programmed,omitempty"`
+}
+
+// ProgrammedDoc is the printed form of a Programmed condition.
+type ProgrammedDoc struct {
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// ProgrammedOf returns the printed form of an object's Programmed
+// condition, nil when m has none for it.
+func ProgrammedOf(m map[objects.Key]xdscache.Programmed, k objects.Key) *ProgrammedDoc {
+	p, ok := m[k]
+	if !ok {
+		return nil
+	}
+	return &ProgrammedDoc{Status: p.Status, Reason: p.Reason, Message: p.Message}
 }
 
 // Encode prints the output as "yaml" or "json". Private keys are redacted:
@@ -114,6 +179,7 @@ func (o *Output) Encode(format string) ([]byte, error) {
 		doc.Statuses = append(doc.Statuses, statusDoc{
 			Kind: st.Key.Kind.String(), Namespace: st.Key.Namespace, Name: st.Key.Name,
 			CurrentStatus: st.State, Description: st.Description, Errors: st.Errors, Warnings: st.Warnings,
+			Programmed: ProgrammedOf(o.Programmed, st.Key),
 		})
 	}
 	j, err := json.MarshalIndent(doc, "", "  ")

@@ -113,13 +113,7 @@ func deltaWildcard(ctx context.Context, t *testing.T, s *server.Server, typ stri
 func TestNACKIsCountedAndNotResent(t *testing.T) {
 	dir, _, _ := weightedSetup(t)
 	s := controlPlane(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(t, s.XDSAddr().String())).StreamAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rx := receive(st.Recv)
+	st, rx := sotwADS(t, s)
 	_ = st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType})
 	first, ok, err := rx.next(5 * time.Second)
 	if err != nil || !ok {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
@@ -185,4 +186,44 @@ func TestUnknownGatewayIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `gateway "typo"`) {
 		t.Fatalf("a node of an unknown gateway got %d clusters, error %v", len(resp.GetResources()), err)
 	}
+}
+
+// TestProgrammedCountsOnlyTheGatewaysNodes: a proxy is programmed by the
+// nodes of its own gateway. A node of gateway a that acknowledges its
+// clusters programs gateway a's proxy and is not waited for by the
+// others' (it never receives their configuration, though it holds
+// resources of the same names); a default node then programs the
+// default gateway's proxy.
+func TestProgrammedCountsOnlyTheGatewaysNodes(t *testing.T) {
+	s := gatewaysSetup(t)
+	ackClusters := func(node *envoy_config_core_v3.Node) {
+		t.Helper()
+		st, rx := sotwADS(t, s.Server)
+		if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: node, TypeUrl: resource.ClusterType}); err != nil {
+			t.Fatal(err)
+		}
+		resp, ok, err := rx.next(10 * time.Second)
+		if err != nil || !ok || len(resp.GetResources()) == 0 {
+			t.Fatalf("gateway %q: no clusters (%v)", xdscache.GatewayOf(node), err)
+		}
+		if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: node, TypeUrl: resource.ClusterType, ResponseNonce: resp.GetNonce(), VersionInfo: resp.GetVersionInfo()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ackClusters(gatewayNode("a"))
+	// Gateway a's own proxy is programmed by its node: the evaluation has
+	// seen that node.
+	waitFor(t, 10*time.Second, "shop/app-a to be programmed", func() bool {
+		return programmedOf(t, s.Server, "shop", "app-a").Reason == xdscache.ReasonProgrammed
+	})
+	if got := programmedOf(t, s.Server, "shop", "app-b"); got.Reason != xdscache.ReasonNoNodes {
+		t.Errorf("gateway b's proxy, with no node of b connected, is %+v, want %s", got, xdscache.ReasonNoNodes)
+	}
+	if got := programmedOf(t, s.Server, "shop", "app-default"); got.Reason != xdscache.ReasonNoNodes {
+		t.Fatalf("with only a node of gateway a connected, the default gateway's proxy is %+v, want %s", got, xdscache.ReasonNoNodes)
+	}
+	ackClusters(gatewayNode(""))
+	waitFor(t, 10*time.Second, "shop/app-default to be programmed", func() bool {
+		return programmedOf(t, s.Server, "shop", "app-default").Reason == xdscache.ReasonProgrammed
+	})
 }

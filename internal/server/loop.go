@@ -17,6 +17,7 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 		pending  = newPending()
 		timer    = time.NewTimer(time.Hour)
 		stage    = time.NewTimer(time.Hour)
+		prog     = newEvalTimer()
 		deadline time.Time
 	)
 	timer.Stop()
@@ -26,17 +27,28 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 			stage.Reset(time.Until(next))
 		}
 	}
+	// reprogram is called when the cache or what nodes acknowledged
+	// changed.
+	reprogram := func() { prog.by(time.Now().Add(s.programmedDelay())) }
 	schedule(s.next)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.acks.Changed():
+			reprogram()
+		case <-prog.t.C:
+			prog.due = false
+			if held := s.evaluateProgrammed(); !held.IsZero() {
+				prog.by(held)
+			}
 		case <-stage.C:
 			next, err := s.pipe.Tick()
 			if err != nil {
 				s.cfg.Log.Error("publishing a stage failed", "error", err)
 			}
 			schedule(next)
+			reprogram()
 		case b := <-batches:
 			now := time.Now()
 			if pending.empty() {
@@ -53,6 +65,7 @@ func (s *Server) loop(ctx context.Context, batches <-chan []objects.Change) erro
 				s.cfg.Log.Error("build failed; still serving the last good configuration", "error", err)
 			}
 			schedule(s.next)
+			reprogram()
 		}
 	}
 }
@@ -97,7 +110,9 @@ func (s *Server) build(changes []objects.Change) error {
 		return err
 	}
 	s.cfg.Log.Debug("built", "full", res.Full, "changes", len(changes), "assignments", res.Assignments, "duration", res.Duration)
-	if !res.Full {
+	if u := res.StatusUpdate; !res.Full && len(u.Changed) == 0 && len(u.Removed) == 0 {
+		// The endpoint path changes statuses only when the gate withholds
+		// a load assignment, or lets it through again.
 		return nil
 	}
 	// The cache already holds the new resources; what follows is for

@@ -103,3 +103,16 @@ func sotwOnce(ctx context.Context, cc *grpc.ClientConn, node *envoy_config_core_
 	}
 	return resp, nil
 }
+
+// sotwADS opens a state-of-the-world ADS stream to the control plane,
+// closed when the test ends, and a receiver reading it.
+func sotwADS(t *testing.T, s *server.Server) (envoy_service_discovery_v3.AggregatedDiscoveryService_StreamAggregatedResourcesClient, *receiver[*envoy_service_discovery_v3.DiscoveryResponse]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(t, s.XDSAddr().String())).StreamAggregatedResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, receive(st.Recv)
+}

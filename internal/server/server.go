@@ -54,7 +54,12 @@ type Config struct {
 	OnStatuses func(dag.StatusUpdate)
 	// ReadyDetail, when set, adds a line about the source to /readyz.
 	ReadyDetail func() string
-	Log         *slog.Logger
+	// OnProgrammed, when set, receives the Programmed condition of every
+	// HTTPProxy and ExtensionService whenever what the connected nodes
+	// acknowledged may have changed it. It is called on the build loop and
+	// must not block.
+	OnProgrammed func(map[objects.Key]xdscache.Programmed)
+	Log          *slog.Logger
 	// Registry receives the metrics; a new one when nil.
 	Registry *prometheus.Registry
 }
@@ -81,6 +86,14 @@ type Server struct {
 	// logged is the last status logged per object (build loop only).
 	logged   map[objects.Key]string
 	adminLis net.Listener
+	// acks is what every stream acknowledged; programmed the conditions
+	// last published from it. programmedTook is how long working them out
+	// took, and pendingSince when each object started waiting for ACKs
+	// (build loop only).
+	acks           *xdscache.Acks
+	programmed     atomic.Pointer[map[objects.Key]xdscache.Programmed]
+	programmedTook time.Duration
+	pendingSince   map[objects.Key]time.Time
 }
 
 // NewRegistry returns the registry New uses when Config.Registry is nil:
@@ -110,7 +123,7 @@ func New(cfg Config) *Server {
 	cfg.Pipeline.Log = cfg.Log
 	cfg.Pipeline.Metrics = pipeline.NewMetrics(cfg.Registry)
 	c := xdscache.New()
-	return &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}}
+	return &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}, acks: xdscache.NewAcks()}
 }
 
 // Cache returns the resource cache, for tests and embedding.
@@ -215,7 +228,8 @@ func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server,
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 	}, s.cfg.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
-	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log, s.cfg.XDSOptions...)
+	xdsOpts := append([]xdscache.Option{xdscache.WithAcks(s.acks)}, s.cfg.XDSOptions...)
+	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log, xdsOpts...)
 	s.cfg.Registry.MustRegister(xdscache.NewEndpointCollector(s.cache))
 	go func() { errc <- gs.Serve(l) }()
 	return gs, nil
@@ -234,11 +248,12 @@ func stopGRPC(gs *grpc.Server) {
 func (s *Server) adminServer() *http.Server {
 	return &http.Server{
 		Handler: admin.Handler(admin.Config{
-			Ready:    s.ready.Load,
-			State:    s.state.Load,
-			Cache:    s.cache,
-			Gatherer: s.cfg.Registry,
-			Detail:   s.cfg.ReadyDetail,
+			Ready:      s.ready.Load,
+			State:      s.state.Load,
+			Cache:      s.cache,
+			Gatherer:   s.cfg.Registry,
+			Detail:     s.cfg.ReadyDetail,
+			Programmed: s.Programmed,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

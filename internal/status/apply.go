@@ -11,6 +11,7 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 // MaxSubConditions caps the errors and the warnings written to one
@@ -40,11 +41,12 @@ func fieldsOf(obj runtime.Object) (fields, bool) {
 	return fields{}, false
 }
 
-// apply returns a copy of obj carrying st, and whether that differs from
-// what obj carries. Conditions of other types are kept. The Valid
-// condition's lastTransitionTime moves to now only when its status
-// changes.
-func apply(obj runtime.Object, st *dag.Status, now time.Time) (runtime.Object, bool) {
+// apply returns a copy of obj carrying st and, when prog is not nil, the
+// Programmed condition prog, and whether that differs from what obj
+// carries. Conditions of other types are kept (and Programmed is, when
+// prog is nil). A condition's lastTransitionTime moves to now only when
+// its status changes.
+func apply(obj runtime.Object, st *dag.Status, prog *xdscache.Programmed, now time.Time) (runtime.Object, bool) {
 	old, ok := fieldsOf(obj)
 	if !ok {
 		return nil, false
@@ -55,31 +57,54 @@ func apply(obj runtime.Object, st *dag.Status, now time.Time) (runtime.Object, b
 		*f.current = st.State
 		*f.description = st.Description
 	}
-	want := validCondition(st)
-	want.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
-	var conds []switchyardv1.DetailedCondition
-	placed := false
-	for _, c := range *f.conditions {
-		switch {
-		case c.Type != switchyardv1.ConditionValid:
-			conds = append(conds, c)
-		case !placed:
-			if c.Status == want.Status {
-				want.LastTransitionTime = c.LastTransitionTime
-			}
-			conds = append(conds, want)
-			placed = true
-		}
+	at := metav1.NewTime(now.UTC().Truncate(time.Second))
+	*f.conditions = setCondition(*f.conditions, validCondition(st), at)
+	if prog != nil && f.current != nil {
+		*f.conditions = setCondition(*f.conditions, programmedCondition(st, prog), at)
 	}
-	if !placed {
-		conds = append(conds, want)
-	}
-	*f.conditions = conds
 	changed := !equality.Semantic.DeepEqual(*old.conditions, *f.conditions)
 	if old.current != nil {
 		changed = changed || *old.current != *f.current || *old.description != *f.description
 	}
 	return out, changed
+}
+
+// setCondition replaces the condition of want's type in conds (or adds
+// it), keeping the old transition time when the status did not change
+// and at otherwise.
+func setCondition(conds []switchyardv1.DetailedCondition, want switchyardv1.DetailedCondition, at metav1.Time) []switchyardv1.DetailedCondition {
+	want.LastTransitionTime = at
+	var out []switchyardv1.DetailedCondition
+	placed := false
+	for _, c := range conds {
+		switch {
+		case c.Type != want.Type:
+			out = append(out, c)
+		case !placed:
+			if c.Status == want.Status {
+				want.LastTransitionTime = c.LastTransitionTime
+			}
+			out = append(out, want)
+			placed = true
+		}
+	}
+	if !placed {
+		out = append(out, want)
+	}
+	return out
+}
+
+// programmedCondition is the Programmed condition: what the data plane
+// did with the object (see xdscache.ProgrammedOf), without its transition
+// time.
+func programmedCondition(st *dag.Status, p *xdscache.Programmed) switchyardv1.DetailedCondition {
+	return switchyardv1.DetailedCondition{Condition: metav1.Condition{
+		Type:               switchyardv1.ConditionProgrammed,
+		Status:             metav1.ConditionStatus(p.Status),
+		ObservedGeneration: st.Generation,
+		Reason:             p.Reason,
+		Message:            truncate(p.Message, maxMessage),
+	}}
 }
 
 // validCondition is the Valid condition for a status, without its

@@ -10,6 +10,7 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 var (
@@ -45,7 +46,7 @@ func TestApplyTransitions(t *testing.T) {
 	p.Status.Conditions = []switchyardv1.DetailedCondition{{Condition: metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ByHand", LastTransitionTime: metav1.NewTime(t0)}}}
 
 	// A first status: written, transition now.
-	out, changed := apply(p, valid(1), t0)
+	out, changed := apply(p, valid(1), nil, t0)
 	if !changed {
 		t.Fatal("a first status must be written")
 	}
@@ -59,13 +60,13 @@ func TestApplyTransitions(t *testing.T) {
 	}
 
 	// The same status later: nothing to write.
-	if _, changed := apply(p1, valid(1), t1); changed {
+	if _, changed := apply(p1, valid(1), nil, t1); changed {
 		t.Fatal("an unchanged status must not be written")
 	}
 
 	// Invalid: the condition flips, its transition time moves, the
 	// reason is the first error's.
-	out, changed = apply(p1, invalid(2, "spec.routes[0].services[0]: Service ns/a not found"), t1)
+	out, changed = apply(p1, invalid(2, "spec.routes[0].services[0]: Service ns/a not found"), nil, t1)
 	p2 := out.(*switchyardv1.HTTPProxy)
 	c = validCond(p2)
 	if !changed || c.Status != metav1.ConditionFalse || c.Reason != "ServiceNotFound" || !c.LastTransitionTime.Time.Equal(t1) || c.ObservedGeneration != 2 || len(c.Errors) != 1 {
@@ -73,7 +74,7 @@ func TestApplyTransitions(t *testing.T) {
 	}
 
 	// Still invalid, for another reason: rewritten, same transition time.
-	out, changed = apply(p2, invalid(2, "spec.routes[0].services[0]: Service ns/b not found"), t1.Add(time.Hour))
+	out, changed = apply(p2, invalid(2, "spec.routes[0].services[0]: Service ns/b not found"), nil, t1.Add(time.Hour))
 	c = validCond(out.(*switchyardv1.HTTPProxy))
 	if !changed || !c.LastTransitionTime.Time.Equal(t1) || c.Message != "spec.routes[0].services[0]: Service ns/b not found" {
 		t.Fatalf("still invalid: changed %v, condition %+v", changed, c)
@@ -92,9 +93,47 @@ func TestApplyDelegationAndCaps(t *testing.T) {
 	st := invalid(3, msgs...)
 	st.Key.Kind = objects.KindTLSCertificateDelegation
 	st.Errors[0].Reason = "not a valid reason!"
-	out, changed := apply(d, st, t0)
+	out, changed := apply(d, st, nil, t0)
 	got := out.(*switchyardv1.TLSCertificateDelegation).Status.Conditions
 	if !changed || len(got) != 1 || len(got[0].Errors) != MaxSubConditions || got[0].Reason != "Invalid" {
 		t.Fatalf("changed %v, conditions %+v", changed, got)
+	}
+}
+
+func programmedCond(p *switchyardv1.HTTPProxy) (switchyardv1.DetailedCondition, bool) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == switchyardv1.ConditionProgrammed {
+			return c, true
+		}
+	}
+	return switchyardv1.DetailedCondition{}, false
+}
+
+// TestApplyProgrammed writes the Programmed condition beside Valid: only
+// a change of status moves its transition time, and a status without a
+// Programmed verdict leaves the last one in place.
+func TestApplyProgrammed(t *testing.T) {
+	p := &switchyardv1.HTTPProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 1}}
+	ok := &xdscache.Programmed{Status: "True", Reason: xdscache.ReasonProgrammed, Message: "acknowledged"}
+	out, changed := apply(p, valid(1), ok, t0)
+	c, found := programmedCond(out.(*switchyardv1.HTTPProxy))
+	if !changed || !found || c.Status != metav1.ConditionTrue || c.Reason != "Programmed" || c.ObservedGeneration != 1 || !c.LastTransitionTime.Time.Equal(t0) {
+		t.Fatalf("first Programmed condition: changed=%v %+v", changed, c)
+	}
+	p1 := out.(*switchyardv1.HTTPProxy)
+	if _, changed := apply(p1, valid(1), ok, t1); changed {
+		t.Fatal("the same condition again must not be written")
+	}
+	if _, changed := apply(p1, valid(1), nil, t1); changed {
+		t.Fatal("no verdict must leave the condition as it is")
+	}
+	rejected := &xdscache.Programmed{Status: "False", Reason: xdscache.ReasonRejected, Message: `node "e1" (envoy) rejected Cluster "c": bad`}
+	out, changed = apply(p1, valid(1), rejected, t1)
+	c, _ = programmedCond(out.(*switchyardv1.HTTPProxy))
+	if !changed || c.Status != metav1.ConditionFalse || c.Reason != "Rejected" || c.Message != rejected.Message || !c.LastTransitionTime.Time.Equal(t1) {
+		t.Fatalf("rejected: changed=%v %+v", changed, c)
+	}
+	if vc := validCond(out.(*switchyardv1.HTTPProxy)); vc.Status != metav1.ConditionTrue || !vc.LastTransitionTime.Time.Equal(t0) {
+		t.Fatalf("the Valid condition must not move: %+v", vc)
 	}
 }

@@ -1,7 +1,8 @@
 // Package status writes what the builds concluded about each HTTPProxy,
 // ExtensionService and TLSCertificateDelegation back to the API server:
-// status.currentStatus, status.description and a Valid condition that
-// lists every error and warning.
+// status.currentStatus, status.description, a Valid condition that lists
+// every error and warning, and a Programmed condition that says what the
+// data plane did with the object (SetProgrammed).
 //
 // Only the leader writes (leader.go). Builds hand the writer their
 // statuses through Update, which stores them and returns at once; a
@@ -35,6 +36,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 // Defaults for Config.
@@ -79,6 +81,9 @@ type Writer struct {
 	desired map[objects.Key]*dag.Status
 	pending map[objects.Key]bool
 	leading bool
+	// programmed is the last Programmed condition of each object (see
+	// SetProgrammed); an object without one keeps whatever it has.
+	programmed map[objects.Key]xdscache.Programmed
 
 	// Owned by the worker goroutine.
 	written map[objects.Key]writtenStatus
@@ -136,13 +141,14 @@ func New(cfg Config) (*Writer, error) {
 			objects.KindTLSCertificateDelegation: {v1, "tlscertificatedelegations", func() runtime.Object { return &switchyardv1.TLSCertificateDelegation{} }},
 			objects.KindExtensionService:         {v1alpha1, "extensionservices", func() runtime.Object { return &switchyardv1alpha1.ExtensionService{} }},
 		},
-		limiter: rate.NewLimiter(rate.Limit(cfg.QPS), cfg.Burst),
-		metrics: newMetrics(cfg.Registry),
-		wake:    make(chan struct{}, 1),
-		desired: map[objects.Key]*dag.Status{},
-		pending: map[objects.Key]bool{},
-		written: map[objects.Key]writtenStatus{},
-		retry:   map[objects.Key]retryState{},
+		limiter:    rate.NewLimiter(rate.Limit(cfg.QPS), cfg.Burst),
+		metrics:    newMetrics(cfg.Registry),
+		wake:       make(chan struct{}, 1),
+		desired:    map[objects.Key]*dag.Status{},
+		pending:    map[objects.Key]bool{},
+		programmed: map[objects.Key]xdscache.Programmed{},
+		written:    map[objects.Key]writtenStatus{},
+		retry:      map[objects.Key]retryState{},
 	}
 	return w, nil
 }
@@ -191,6 +197,38 @@ func (w *Writer) Apply(u dag.StatusUpdate) {
 	}
 	w.mu.Unlock()
 	w.signal()
+}
+
+// SetProgrammed hands the writer the Programmed condition of every
+// HTTPProxy and ExtensionService, as the data plane's ACKs and NACKs
+// decide it. Like Update it never blocks; only the objects whose
+// condition changed are checked again, so the ACKs of a push that left
+// conditions as they were cost no request. m is not kept.
+func (w *Writer) SetProgrammed(m map[objects.Key]xdscache.Programmed) {
+	w.mu.Lock()
+	changed := false
+	for k, p := range m {
+		if _, ok := w.clients[k.Kind]; !ok {
+			continue
+		}
+		if old, had := w.programmed[k]; had && old == p {
+			continue
+		}
+		w.programmed[k] = p
+		if w.desired[k] != nil {
+			w.pending[k] = true
+			changed = true
+		}
+	}
+	for k := range w.programmed {
+		if _, ok := m[k]; !ok {
+			delete(w.programmed, k)
+		}
+	}
+	w.mu.Unlock()
+	if changed {
+		w.signal()
+	}
 }
 
 func (w *Writer) signal() {
@@ -285,11 +323,15 @@ func (w *Writer) pass(ctx context.Context) time.Time {
 	for i, k := range keys {
 		w.mu.Lock()
 		st := w.desired[k]
+		var prog *xdscache.Programmed
+		if p, ok := w.programmed[k]; ok {
+			prog = &p
+		}
 		w.mu.Unlock()
 		if st == nil {
 			continue
 		}
-		err := w.sync(ctx, k, st)
+		err := w.sync(ctx, k, st, prog)
 		if ctx.Err() != nil {
 			w.requeue(keys[i:])
 			return next
@@ -326,9 +368,9 @@ func backoff(failures int) time.Duration {
 	return min(d, 30*time.Second)
 }
 
-// sync brings one object's status to st, reading the object from the
+// sync brings one object's status to st and prog, reading the object from the
 // cache and, after a conflict, from the API server.
-func (w *Writer) sync(ctx context.Context, key objects.Key, st *dag.Status) error {
+func (w *Writer) sync(ctx context.Context, key objects.Key, st *dag.Status, prog *xdscache.Programmed) error {
 	current := w.current(key)
 	for attempt := 1; ; attempt++ {
 		if current == nil {
@@ -341,7 +383,7 @@ func (w *Writer) sync(ctx context.Context, key objects.Key, st *dag.Status) erro
 		if m.GetGeneration() > st.Generation {
 			return nil // a build of the newer spec is on its way
 		}
-		updated, changed := apply(current, st, w.cfg.Now())
+		updated, changed := apply(current, st, prog, w.cfg.Now())
 		if !changed {
 			w.metrics.writes.WithLabelValues("unchanged").Inc()
 			return nil

@@ -11,6 +11,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 )
 
 // Change replaces one resource, or deletes it when Resource is nil.
@@ -36,12 +38,17 @@ type Cache struct {
 	epoch uint64
 	// gw holds the caches of further gateways (gateways.go).
 	gw gateways
+	// dropped, when set, hears of every response a stream's buffer had no
+	// room for; it is called with mu held.
+	dropped func(g Group, node *envoy_config_core_v3.Node, typeURL string)
 }
 
 var _ cache.Cache = (*Cache)(nil)
 
 // typeState is one group's resources of one type and the watches on them.
 type typeState struct {
+	owner     *Cache
+	group     Group
 	typeURL   string
 	resources map[string]*Resource
 	// setHash is an order-independent hash of every (name, version),
@@ -64,6 +71,8 @@ func New() *Cache {
 		c.groups[g] = map[string]*typeState{}
 		for t := range allowedTypes[g] {
 			c.groups[g][t] = &typeState{
+				owner:     c,
+				group:     g,
 				typeURL:   t,
 				resources: map[string]*Resource{},
 				sotw:      map[*sotwWatch]struct{}{},
@@ -207,14 +216,14 @@ func (t *typeState) notify(changed map[string]bool) {
 	for w := range t.sotw {
 		if resp := t.sotwResponse(w.req, w.sub, changed); resp != nil {
 			delete(t.sotw, w)
-			send(w.ch, resp)
+			t.send(w.ch, resp)
 		}
 	}
 	for w := range t.delta {
 		resp, undo := t.deltaResponse(w.req, w.sub, changed)
 		if resp != nil {
 			delete(t.delta, w)
-			if !sendDelta(w.ch, resp) {
+			if !t.sendDelta(w.ch, resp) {
 				undo()
 				continue
 			}
@@ -222,6 +231,23 @@ func (t *typeState) notify(changed map[string]bool) {
 		}
 		// Answered or not, the stream is now current.
 		w.generation = t.changes.generation
+	}
+}
+
+// OnDropped sets what hears of a response dropped because a stream's
+// buffer was full (see send); Register counts and logs them. fn is called
+// with the cache's lock held and must not call back into the cache.
+func (c *Cache) OnDropped(fn func(g Group, node *envoy_config_core_v3.Node, typeURL string)) {
+	c.mu.Lock()
+	c.dropped = fn
+	subs := make([]*Cache, 0, len(c.gw.byName))
+	for _, sub := range c.gw.byName {
+		subs = append(subs, sub)
+	}
+	c.mu.Unlock()
+	// A further gateway's streams are the same server's streams.
+	for _, sub := range subs {
+		sub.OnDropped(fn)
 	}
 }
 

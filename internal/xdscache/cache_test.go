@@ -262,7 +262,8 @@ func TestGroupOf(t *testing.T) {
 		{&envoy_config_core_v3.Node{Id: "coredns"}, GroupDNS},
 		{&envoy_config_core_v3.Node{Id: "coredns", UserAgentName: "gRPC Go"}, GroupGRPC},
 		{&envoy_config_core_v3.Node{Metadata: meta("bogus")}, GroupEnvoy},
-		{nil, GroupEnvoy},
+		{nil, GroupNone},
+		{&envoy_config_core_v3.Node{}, GroupNone},
 	}
 	for _, tc := range cases {
 		if got := GroupOf(tc.node); got != tc.want {

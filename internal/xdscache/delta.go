@@ -54,7 +54,7 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 		ts.delta[w] = struct{}{}
 		return cancel, nil
 	}
-	if !sendDelta(ch, resp) {
+	if !ts.sendDelta(ch, resp) {
 		undo()
 		w.key = nil
 		return cancel, nil
@@ -166,11 +166,12 @@ func (t *typeState) deltaBuild(req *cache.DeltaRequest, returned map[string]stri
 
 // sendDelta hands a response to a stream and reports whether it could;
 // see send.
-func sendDelta(ch chan cache.DeltaResponse, resp cache.DeltaResponse) bool {
+func (t *typeState) sendDelta(ch chan cache.DeltaResponse, resp cache.DeltaResponse) bool {
 	select {
 	case ch <- resp:
 		return true
 	default:
+		t.drop(resp.GetDeltaRequest().GetNode())
 		return false
 	}
 }

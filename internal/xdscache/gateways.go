@@ -28,6 +28,8 @@ type gateways struct {
 	// a node may name it explicitly.
 	defaultName string
 	byName      map[string]*Cache
+	// further is true for the cache of a further gateway.
+	further bool
 }
 
 // SetDefaultGateway names the gateway this cache serves, so that a node
@@ -53,6 +55,8 @@ func (c *Cache) AddGateway(name string) *Cache {
 	sub := New()
 	// The gateway's own cache answers to its name, and to no other.
 	sub.gw.defaultName = name
+	sub.gw.further = true
+	sub.dropped = c.dropped
 	c.gw.byName[name] = sub
 	return sub
 }

@@ -3,6 +3,8 @@ package xdscache
 import (
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
@@ -11,11 +13,13 @@ import (
 // the shape of the resources it receives (site/architecture.md, decision 3).
 type Group string
 
-// The consumer groups.
+// The consumer groups. GroupNone is no group at all: what a request
+// without a node maps to, and what receives nothing.
 const (
 	GroupEnvoy Group = "envoy"
 	GroupGRPC  Group = "grpc"
 	GroupDNS   Group = "dns"
+	GroupNone  Group = ""
 )
 
 // Groups lists every group, in a fixed order.
@@ -30,8 +34,14 @@ const DNSNodeID = "coredns"
 // GroupOf maps a connecting node to its group: node metadata
 // switchyard.dev/group (envoy, grpc or dns) decides; else the user agent
 // ("envoy" is Envoy, "gRPC ..." a proxyless gRPC client); else a node id of
-// "coredns" is a DNS balancer; else the node is treated as Envoy.
+// "coredns" is a DNS balancer; else the node is treated as Envoy. A
+// request without a node (go-control-plane hands one an empty node) is in
+// no group: Envoy's group receives private keys, so the default must not
+// cover a client that said nothing about itself.
 func GroupOf(node *envoy_config_core_v3.Node) Group {
+	if !HasNode(node) {
+		return GroupNone
+	}
 	if v := node.GetMetadata().GetFields()[GroupMetadataKey]; v != nil {
 		switch g := Group(v.GetStringValue()); g {
 		case GroupEnvoy, GroupGRPC, GroupDNS:
@@ -48,6 +58,13 @@ func GroupOf(node *envoy_config_core_v3.Node) Group {
 		return GroupDNS
 	}
 	return GroupEnvoy
+}
+
+// HasNode reports whether a request identified its node at all: nil and
+// an empty node (what go-control-plane substitutes when a stream's first
+// request has none) do not.
+func HasNode(node *envoy_config_core_v3.Node) bool {
+	return node != nil && proto.Size(node) > 0
 }
 
 // typeOrder is the order in which one update is pushed to a stream: what a

@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -32,6 +34,9 @@ type Metrics struct {
 	NACKs     *prometheus.CounterVec
 	// Oversized counts responses over ClientMessageLimit (large.go).
 	Oversized *prometheus.CounterVec
+	// Dropped counts responses the cache could not hand a stream because
+	// its buffer was full (see send).
+	Dropped *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them.
@@ -42,9 +47,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Resources: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_resources_sent_total", Help: "Resources sent in xDS responses, by consumer group and type."}, []string{"group", "type"}),
 		NACKs:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_nacks_total", Help: "xDS responses rejected by clients, by consumer group and type."}, []string{"group", "type"}),
 		Oversized: newOversized(),
+		Dropped:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_xds_dropped_responses_total", Help: "xDS responses dropped because the stream's buffer was full, by consumer group and type: the stream misses that update until its next request."}, []string{"group", "type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Connected, m.Pushes, m.Resources, m.NACKs, m.Oversized)
+		reg.MustRegister(m.Connected, m.Pushes, m.Resources, m.NACKs, m.Oversized, m.Dropped)
 	}
 	return m
 }
@@ -63,6 +69,8 @@ type callbacks struct {
 	// authorize, when set, decides whether a stream may act as a node of a
 	// group; ctxs holds each open stream's context for it.
 	authorize GroupAuthorizer
+	// acks, when set, records what each stream acknowledged.
+	acks *Acks
 
 	mu     sync.Mutex
 	sotw   map[int64]Group
@@ -84,6 +92,12 @@ type GroupAuthorizer func(ctx context.Context, g Group) error
 
 // Option configures Register.
 type Option func(*callbacks)
+
+// WithAcks records in a what every stream's node acknowledges and
+// rejects, for the Programmed condition.
+func WithAcks(a *Acks) Option {
+	return func(cb *callbacks) { cb.acks = a }
+}
 
 // WithGroupAuthorizer checks every node a stream announces: the group a
 // node claims decides what it receives (Secrets go to Envoy nodes only),
@@ -107,10 +121,30 @@ func (cb *callbacks) forget(k streamKey) {
 	cb.mu.Unlock()
 }
 
-// check authorizes the node a request carries. Every request is checked,
-// not only the first: a client may send another node later in a stream.
+// errNoNode closes a stream whose requests never named a node: which
+// group it belongs to cannot be told, and guessing Envoy's would hand it
+// private keys.
+var errNoNode = status.Error(codes.InvalidArgument, "xDS request without a node: set node.id, and node.user_agent_name or the "+GroupMetadataKey+" metadata field")
+
+// check denies a stream that never named its node and authorizes the
+// node a request carries. Every request is checked, not only the first: a
+// client may send another node later in a stream. A request without a
+// node on a stream that named one earlier is the stream's node (Envoy's
+// set_node_on_first_message_only), already checked.
 func (cb *callbacks) check(k streamKey, node *envoy_config_core_v3.Node) error {
-	if cb.authorize == nil || node == nil {
+	if !HasNode(node) {
+		cb.mu.Lock()
+		_, known := cb.sotw[k.id]
+		if k.delta {
+			_, known = cb.delta[k.id]
+		}
+		cb.mu.Unlock()
+		if !known {
+			return errNoNode
+		}
+		return nil
+	}
+	if cb.authorize == nil {
 		return nil
 	}
 	cb.mu.Lock()
@@ -172,6 +206,18 @@ func (cb *callbacks) firstTime(key string) bool {
 	return true
 }
 
+// dropped counts a response the cache dropped for want of room in the
+// stream's buffer and logs it once per node, group and type: the stream
+// misses that update until its next request, which only the server can
+// tell.
+func (cb *callbacks) dropped(g Group, node *envoy_config_core_v3.Node, typeURL string) {
+	cb.metrics.Dropped.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+	if cb.firstTime(fmt.Sprintf("dropped\x00%s\x00%s\x00%s", g, node.GetId(), typeURL)) {
+		cb.log.Warn("xDS response dropped: the stream's buffer was full; the node misses this update until its next request",
+			"group", g, "node", node.GetId(), "type", ShortType(typeURL))
+	}
+}
+
 // pushed counts one response of n resources.
 func (cb *callbacks) pushed(g Group, typeURL string, n int) {
 	cb.metrics.Pushes.WithLabelValues(string(g), ShortType(typeURL)).Inc()
@@ -196,16 +242,25 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			if req.GetErrorDetail() != nil {
 				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
 			}
+			if cb.acks != nil {
+				cb.acks.sotwRequest(streamKey{id: id}, g, req)
+			}
 			return nil
 		},
-		StreamResponseFunc: func(_ context.Context, id int64, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
+		StreamResponseFunc: func(ctx context.Context, id int64, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
 			g := cb.streamGroup(cb.sotw, id, req.GetNode(), "sotw")
 			cb.pushed(g, resp.GetTypeUrl(), len(resp.GetResources()))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetVersionInfo(), proto.Size(resp))
+			if cb.acks != nil && ctx != nil {
+				cb.acks.sotwSent(ctx, streamKey{id: id}, g, req, resp)
+			}
 		},
 		StreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
 			cb.forget(streamKey{id: id})
 			cb.closed(cb.sotw, id, "sotw")
+			if cb.acks != nil {
+				cb.acks.closed(streamKey{id: id})
+			}
 		},
 		StreamDeltaRequestFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) error {
 			if err := cb.check(streamKey{delta: true, id: id}, req.GetNode()); err != nil {
@@ -215,19 +270,34 @@ func (cb *callbacks) funcs() serverv3.CallbackFuncs {
 			if req.GetErrorDetail() != nil {
 				cb.nack(g, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage())
 			}
+			if cb.acks != nil {
+				cb.acks.deltaRequest(streamKey{delta: true, id: id}, g, req)
+			}
 			return nil
 		},
 		StreamDeltaResponseFunc: func(id int64, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
 			g := cb.streamGroup(cb.delta, id, req.GetNode(), "delta")
 			cb.pushed(g, resp.GetTypeUrl(), len(resp.GetResources()))
 			cb.oversized(g, req.GetNode(), resp.GetTypeUrl(), resp.GetSystemVersionInfo(), proto.Size(resp))
+			if cb.acks != nil {
+				cb.acks.deltaSent(streamKey{delta: true, id: id}, g, req, resp)
+			}
 		},
 		DeltaStreamClosedFunc: func(id int64, _ *envoy_config_core_v3.Node) {
 			cb.forget(streamKey{delta: true, id: id})
 			cb.closed(cb.delta, id, "delta")
+			if cb.acks != nil {
+				cb.acks.closed(streamKey{delta: true, id: id})
+			}
 		},
 	}
 }
+
+// namedTypes are the types an empty subscription does not ask for in
+// full: Envoy's legacy wildcard (an empty first request) is kept for the
+// types Envoy subscribes to that way, listeners, clusters and scopes;
+// routes, endpoints and secrets are named.
+var namedTypes = []string{resource.RouteType, resource.EndpointType, resource.SecretType}
 
 // Register serves the cache on a gRPC server: ADS and the per-type
 // discovery services, state-of-the-world and delta.
@@ -236,13 +306,11 @@ func Register(ctx context.Context, gs *grpc.Server, c *Cache, m *Metrics, log *s
 	for _, o := range opts {
 		o(cb)
 	}
+	c.OnDropped(cb.dropped)
 	srv := serverv3.NewServer(ctx, c, cb.funcs(),
 		sotw.WithOrderedADS(),
 		sotw.WithLogger(quietLogger{log}),
-		// Envoy's legacy wildcard (an empty first request) is kept for the
-		// types Envoy subscribes to that way: listeners, clusters, scopes,
-		// and secrets are named.
-		config.DeactivateLegacyWildcardForTypes([]string{resource.RouteType, resource.EndpointType, resource.SecretType}),
+		config.DeactivateLegacyWildcardForTypes(namedTypes),
 	)
 	envoy_service_discovery_v3.RegisterAggregatedDiscoveryServiceServer(gs, srv)
 	envoy_service_endpoint_v3.RegisterEndpointDiscoveryServiceServer(gs, srv)

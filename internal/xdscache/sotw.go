@@ -6,6 +6,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 )
 
@@ -31,7 +32,7 @@ func (c *Cache) CreateWatch(req *cache.Request, sub cache.Subscription, ch chan 
 		return func() {}, nil
 	}
 	if resp := ts.sotwResponse(req, sub, nil); resp != nil {
-		send(ch, resp)
+		ts.send(ch, resp)
 		return func() {}, nil
 	}
 	w := &sotwWatch{req: req, sub: sub, ch: ch}
@@ -62,7 +63,7 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 	for _, n := range names {
 		resources = append(resources, t.resources[n].Any)
 	}
-	return &cache.PassthroughResponse{
+	return newSotwReply(&cache.PassthroughResponse{
 		Request: req,
 		DiscoveryResponse: &envoy_service_discovery_v3.DiscoveryResponse{
 			VersionInfo: t.version(),
@@ -70,7 +71,7 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 			Resources:   resources,
 		},
 		ReturnedResources: next,
-	}
+	}, names)
 }
 
 // sotwNeeded reports whether the stream must be answered.
@@ -167,10 +168,20 @@ func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *Resource
 // send hands a response to a stream. The server drains the channel before
 // it opens a new watch and every watch is answered at most once, so the
 // channel always has room; dropping instead of blocking keeps a bug there
-// from stalling every other stream behind the cache lock.
-func send(ch chan cache.Response, resp cache.Response) {
+// from stalling every other stream behind the cache lock. A drop is never
+// silent: the stream misses an update until its next request, so the
+// cache's drop hook counts and logs it.
+func (t *typeState) send(ch chan cache.Response, resp cache.Response) {
 	select {
 	case ch <- resp:
 	default:
+		t.drop(resp.GetRequest().GetNode())
+	}
+}
+
+// drop reports a dropped response to the cache's hook.
+func (t *typeState) drop(node *envoy_config_core_v3.Node) {
+	if t.owner != nil && t.owner.dropped != nil {
+		t.owner.dropped(t.group, node, t.typeURL)
 	}
 }

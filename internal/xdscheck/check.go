@@ -1,6 +1,7 @@
 package xdscheck
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 
@@ -9,14 +10,15 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
+	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	envoy_filter_network_tcp_proxy_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
-	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
@@ -34,6 +36,17 @@ func Check(group string, r *translator.Resources) []error {
 	return append(errs, References(r)...)
 }
 
+// CheckServed is Check plus ClientRules on each resource: what no resource
+// that reaches a client may fail, which the gate before the cache
+// enforces.
+func CheckServed(group string, r *translator.Resources) []error {
+	errs := Check(group, r)
+	for _, m := range r.All() {
+		errs = append(errs, ClientRules(m)...)
+	}
+	return errs
+}
+
 // Consistent runs go-control-plane's consistency check: every EDS cluster
 // has its load assignment and every route configuration a listener or scope
 // names exists, with nothing left over. gRPC's api_listeners are invisible
@@ -41,7 +54,7 @@ func Check(group string, r *translator.Resources) []error {
 // routes are left out here and checked by References.
 func Consistent(group string, r *translator.Resources) error {
 	byType := map[resource.Type][]types.Resource{}
-	for url, ms := range render.ByType(r) {
+	for url, ms := range ByType(r) {
 		if group == "grpc" && (url == resource.ListenerType || url == resource.RouteType) {
 			continue
 		}
@@ -65,9 +78,12 @@ func Consistent(group string, r *translator.Resources) error {
 // two scopes share a key (Envoy rejects the whole SRDS update then) and no
 // two resources of one type share a name.
 func References(r *translator.Resources) []error {
-	have := map[string]map[string]bool{"cluster": {}, "secret": {}, "route configuration": {}}
+	have := map[string]map[string]bool{"cluster": {}, "secret": {}, "route configuration": {}, "load assignment": {}}
 	for _, c := range r.Clusters {
 		have["cluster"][c.GetName()] = true
+	}
+	for _, e := range r.Endpoints {
+		have["load assignment"][e.GetClusterName()] = true
 	}
 	for _, s := range r.Secrets {
 		have["secret"][s.GetName()] = true
@@ -119,11 +135,56 @@ func refsOf(m proto.Message) []ref {
 		out = append(out, ref{"cluster", x.GetClusterName()})
 	case *envoy_transport_socket_tls_v3.SdsSecretConfig:
 		out = append(out, ref{"secret", x.GetName()})
-	case *envoy_config_listener_v3.ApiListener:
-		hcm := &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager{}
-		if x.GetApiListener().UnmarshalTo(hcm) == nil {
-			out = append(out, ref{"route configuration", hcm.GetRds().GetRouteConfigName()})
+	case *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager:
+		// An api_listener's HCM is reached too: visit unpacks Anys.
+		if rds := x.GetRds(); rds != nil {
+			out = append(out, ref{"route configuration", rds.GetRouteConfigName()})
 		}
+	case *envoy_config_route_v3.ScopedRouteConfiguration:
+		out = append(out, ref{"route configuration", x.GetRouteConfigurationName()})
+	case *envoy_config_cluster_v3.Cluster:
+		if x.GetType() == envoy_config_cluster_v3.Cluster_EDS {
+			out = append(out, ref{"load assignment", cmp.Or(x.GetEdsClusterConfig().GetServiceName(), x.GetName())})
+		}
+	}
+	return out
+}
+
+// refTypes are the type URLs of the kinds of resource refsOf finds.
+var refTypes = map[string]string{
+	"cluster":             resource.ClusterType,
+	"secret":              resource.SecretType,
+	"route configuration": resource.RouteType,
+	"load assignment":     resource.EndpointType,
+}
+
+// Ref is a reference from one resource to another, which a client
+// resolves by type and name.
+type Ref struct {
+	Type, Name string
+}
+
+// Refs lists the resources m refers to, nested typed_configs included:
+// the clusters of routes, TCP proxies and gRPC services, the secrets of
+// TLS contexts, the route configurations of HTTP connection managers and
+// scopes, the load assignment of an EDS cluster.
+func Refs(m proto.Message) []Ref {
+	var out []Ref
+	visit(m, func(x proto.Message, _ bool) {
+		for _, r := range refsOf(x) {
+			out = append(out, Ref{Type: refTypes[r.kind], Name: r.name})
+		}
+	}, func(error) {})
+	return out
+}
+
+// ByType groups a translation's resources by type URL, leaving out empty
+// types.
+func ByType(r *translator.Resources) map[string][]proto.Message {
+	out := map[string][]proto.Message{}
+	for _, m := range r.All() {
+		url := "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
+		out[url] = append(out[url], m)
 	}
 	return out
 }
@@ -163,4 +224,30 @@ func uniqueScopeKeys(scopes []*envoy_config_route_v3.ScopedRouteConfiguration) [
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errs
+}
+
+// Collect sorts decoded resources into a translator.Resources, the shape
+// Check takes, for resources read back from a cache or a client. It
+// reports the messages of a type no group serves.
+func Collect(ms []proto.Message) (*translator.Resources, error) {
+	out := &translator.Resources{}
+	for _, m := range ms {
+		switch x := m.(type) {
+		case *envoy_config_listener_v3.Listener:
+			out.Listeners = append(out.Listeners, x)
+		case *envoy_config_route_v3.ScopedRouteConfiguration:
+			out.ScopedRoutes = append(out.ScopedRoutes, x)
+		case *envoy_config_route_v3.RouteConfiguration:
+			out.Routes = append(out.Routes, x)
+		case *envoy_config_cluster_v3.Cluster:
+			out.Clusters = append(out.Clusters, x)
+		case *envoy_config_endpoint_v3.ClusterLoadAssignment:
+			out.Endpoints = append(out.Endpoints, x)
+		case *envoy_transport_socket_tls_v3.Secret:
+			out.Secrets = append(out.Secrets, x)
+		default:
+			return nil, fmt.Errorf("%T is no resource of a consumer group", m)
+		}
+	}
+	return out, nil
 }

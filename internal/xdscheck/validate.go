@@ -3,16 +3,22 @@
 // nested typed_configs included, and every name one resource uses to refer
 // to another (a route's cluster, a cluster's load assignment, a scope's
 // route configuration, a TLS context's secret) resolves inside the set.
+// ClientRules adds what clients check beyond the protos.
 //
-// It exists for the translator's golden test and for the tests that
-// cannot enumerate their inputs — the fuzz targets, the isolation
-// property, the soak — so that each of them asserts the same thing
-// decision 6 of site/architecture.md promises: the control plane never pushes a resource
-// a client would reject.
+// It exists for the gate before the cache (internal/pipeline), which
+// withholds every resource that fails, for the translator's golden test,
+// and for the tests that cannot enumerate their inputs — the fuzz
+// targets, the isolation property, the soak — so that each of them
+// asserts the same promise (decision 6 of site/architecture.md): the control plane
+// never pushes a resource a client would reject.
 package xdscheck
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -25,11 +31,48 @@ import (
 // is not UTF-8, which the fast marshaller the cache uses lets through and
 // every client's parser rejects.
 func Validate(m proto.Message) []error {
-	var errs []error
+	errs, _ := inspect(m, nil)
 	if _, err := proto.Marshal(m); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", m.ProtoReflect().Descriptor().FullName(), err))
 	}
+	return errs
+}
+
+// ClientRules checks what the protos leave to the client and clients
+// enforce anyway: a load assignment's endpoints must be IP literals with
+// ports 1-65535 (endpointProblems). Each error names the field and value.
+//
+// They are apart from Validate because the translator still emits such
+// endpoints when a source lets them through: the gate before the cache
+// applies both, and withholds what fails.
+func ClientRules(m proto.Message) []error {
+	if cla, ok := m.(*envoy_config_endpoint_v3.ClusterLoadAssignment); ok {
+		return endpointProblems(cla)
+	}
+	return nil
+}
+
+// Served is Validate plus ClientRules: everything a resource must pass to
+// be sent to a client.
+func Served(m proto.Message) []error {
+	return append(ClientRules(m), Validate(m)...)
+}
+
+// Inspect is Served without the UTF-8 check, plus Refs, in one walk: for a
+// message decoded from the wire, whose strings the decoder checked, it is
+// everything the gate before the cache needs.
+func Inspect(m proto.Message) (errs []error, refs []Ref) {
+	return inspect(m, ClientRules(m))
+}
+
+// inspect adds to errs what ValidateAll finds in m and the messages packed
+// in it, and lists m's references.
+func inspect(m proto.Message, errs []error) ([]error, []Ref) {
+	var refs []Ref
 	visit(m, func(msg proto.Message, packed bool) {
+		for _, r := range refsOf(msg) {
+			refs = append(refs, Ref{Type: refTypes[r.kind], Name: r.name})
+		}
 		if !packed {
 			return // ValidateAll of the message holding it covered it
 		}
@@ -40,11 +83,26 @@ func Validate(m proto.Message) []error {
 			errs = append(errs, fmt.Errorf("%s has no ValidateAll", name))
 		default:
 			if err := v.ValidateAll(); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				errs = append(errs, described(name, msg, err, errs)...)
 			}
 		}
 	}, func(err error) { errs = append(errs, err) })
-	return errs
+	return errs, refs
+}
+
+// described is a ValidateAll error of msg (named name), one error per
+// failing field with its path and value, leaving out the fields the
+// errors so far already name (endpointProblems').
+func described(name protoreflect.FullName, msg proto.Message, err error, so []error) []error {
+	var out []error
+	for _, d := range describe(msg.ProtoReflect(), err) {
+		path, _, _ := strings.Cut(d, ": ")
+		if slices.ContainsFunc(so, func(e error) bool { return strings.HasPrefix(e.Error(), path+": ") }) {
+			continue
+		}
+		out = append(out, fmt.Errorf("%s: %s", name, d))
+	}
+	return out
 }
 
 // visit calls fn on m and on every message inside it, unpacking Anys;

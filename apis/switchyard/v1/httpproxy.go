@@ -17,6 +17,7 @@ import (
 // +kubebuilder:printcolumn:name="TLS Secret",type="string",JSONPath=".spec.virtualhost.tls.secretName",description="Secret with the TLS certificate"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.currentStatus",description="valid, invalid or orphaned"
 // +kubebuilder:printcolumn:name="Status Description",type="string",JSONPath=".status.description",description="What is wrong, if anything"
+// +kubebuilder:printcolumn:name="Programmed",type="string",JSONPath=".status.conditions[?(@.type==\"Programmed\")].status",description="True once every connected node acknowledged the proxy's configuration, False when one rejected it"
 type HTTPProxy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -14,6 +14,15 @@ const (
 // ConditionValid is the condition type every Switchyard object carries.
 const ConditionValid = "Valid"
 
+// ConditionProgrammed is the condition type that says what the data plane
+// did with an HTTPProxy or ExtensionService: True once every connected
+// node that receives its resources acknowledged their current versions;
+// False, reason Rejected, when a node rejected one (the message names the
+// node, the resource and the client's error); Unknown while nodes have not
+// answered yet (Pending), none is connected (NoNodes) or nothing of the
+// object is served (NotServed).
+const ConditionProgrammed = "Programmed"
+
 // HTTPProxyStatus reports what Switchyard made of an HTTPProxy.
 type HTTPProxyStatus struct {
 	// CurrentStatus is valid, invalid or orphaned.

@@ -16,6 +16,7 @@ import (
 // +kubebuilder:resource:scope=Namespaced,path=extensionservices,shortName=extensionservice;extensionservices,singular=extensionservice
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.currentStatus"
 // +kubebuilder:printcolumn:name="Status Description",type="string",JSONPath=".status.description"
+// +kubebuilder:printcolumn:name="Programmed",type="string",JSONPath=".status.conditions[?(@.type==\"Programmed\")].status",description="True once every connected node acknowledged the extension's configuration, False when one rejected it"
 type ExtensionService struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -1,0 +1,375 @@
+package pipeline
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/switchyard-dev/switchyard/internal/incremental"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+)
+
+// The gate. Bad input never takes down good input, and the control plane
+// never pushes a resource a client would reject (site/architecture.md):
+// both are enforced here, in one place between the engine and the stager,
+// for every build path — the first build, incremental ones and the
+// endpoint path all go through Pipeline.publish — and `switchyard render`
+// passes its resources through the same Gate.
+//
+// A resource passes when xdscheck.Served finds nothing in it (its protos'
+// ValidateAll, nested typed_configs included, and the endpoint rules
+// clients apply) and every resource it refers to is served. One that
+// fails is withheld: clients keep the last version that passed, or do not
+// get it at all when none did. References decide the rest, so that what
+// is served never names what is not:
+//
+//   - a resource that refers to one withheld without a previous version
+//     (a new cluster whose load assignment is bad, a route using that
+//     cluster) is withheld too, and keeps its own previous version;
+//   - a resource the build deletes stays while a kept previous version
+//     still refers to it;
+//   - the HTTPS listener, one filter chain per secure host, is patched
+//     instead: only the failing hosts' chains are held back
+//     (gatehttps.go).
+//
+// So a withheld load assignment keeps the old endpoints; a new cluster
+// with a bad load assignment is withheld with the route configurations
+// that start using it, which keep sending traffic where they did. Only
+// what changed is validated — the resources in the build's delta, and
+// those the gate holds back, until they pass.
+
+// Rejection is a resource the gate withholds, and why.
+type Rejection struct {
+	incremental.ResourceRef
+	Err error
+	// Resource is the version that failed validation, nil when the
+	// resource is withheld for what it refers to.
+	Resource *xdscache.Resource
+	// Hosts are, for the HTTPS listener served without some of its filter
+	// chains, the hosts whose chain was withheld and why.
+	Hosts []HostProblem
+}
+
+// Gate keeps, per consumer group, the resources that passed. It is used
+// by one goroutine.
+type Gate struct {
+	served map[xdscache.Group]incremental.Targets
+	// held are the resources whose served version is not the build's.
+	held map[xdscache.Group]map[typeName]bool
+	// rejected are the resources withheld now, with the version that
+	// failed, so that it is not validated again.
+	rejected map[incremental.ResourceRef]rejected
+	// inspected holds what this build's resources were found to be: the
+	// groups share most clusters and load assignments, and a resource
+	// never changes, so one inspection serves them all.
+	inspected map[*xdscache.Resource]inspection
+}
+
+type inspection struct {
+	err  error
+	refs []xdscheck.Ref
+}
+
+type typeName struct{ typ, name string }
+
+type rejected struct {
+	res *xdscache.Resource
+	err error
+	// hosts are the HTTPS listener's withheld chains (gatehttps.go).
+	hosts []HostProblem
+}
+
+// NewGate returns a gate that has served nothing.
+func NewGate() *Gate {
+	return &Gate{
+		served:   map[xdscache.Group]incremental.Targets{},
+		held:     map[xdscache.Group]map[typeName]bool{},
+		rejected: map[incremental.ResourceRef]rejected{},
+	}
+}
+
+// Begin starts a build: what the last one inspected is forgotten, so that
+// the memory it takes does not grow with every build.
+func (gt *Gate) Begin() { gt.inspected = nil }
+
+// Pass gates one group's build: target is the build's resources and
+// changes what changed in them, or all when everything is new. It returns
+// the resources that may be served (a map the gate keeps up to date on
+// later calls) and what changed in those, with fresh counting every
+// resource that newly failed.
+func (gt *Gate) Pass(g xdscache.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, out map[string]map[string]incremental.Change, fresh []Rejection) {
+	served = gt.servedOf(g, target)
+	examine := gt.toExamine(g, target, changes, all)
+	prev := make(map[typeName]*xdscache.Resource, len(examine))
+	before := make(map[incremental.ResourceRef]rejected)
+	for _, tn := range examine {
+		prev[tn] = served[tn.typ][tn.name]
+		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
+		if rj, ok := gt.rejected[ref]; ok {
+			before[ref] = rj
+		}
+	}
+	refs := gt.validate(g, examine, target, served)
+	if served[httpsListener.typ][httpsListener.name] != target[httpsListener.typ][httpsListener.name] {
+		gt.patchHTTPS(g, target, prev, served)
+	}
+	gt.resolve(g, examine, target, prev, served, refs)
+	for _, tn := range examine {
+		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
+		if rj, ok := gt.rejected[ref]; ok {
+			if b, was := before[ref]; !was || b.res != rj.res {
+				fresh = append(fresh, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res, Hosts: rj.hosts})
+			}
+		}
+	}
+
+	held := gt.held[g]
+	for _, tn := range examine {
+		now := served[tn.typ][tn.name]
+		if now != target[tn.typ][tn.name] {
+			held[tn] = true
+		} else {
+			delete(held, tn)
+		}
+		if now == prev[tn] {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]incremental.Change{}
+		}
+		if out[tn.typ] == nil {
+			out[tn.typ] = map[string]incremental.Change{}
+		}
+		out[tn.typ][tn.name] = incremental.Change{Old: prev[tn], New: now}
+	}
+	return served, out, fresh
+}
+
+func (gt *Gate) servedOf(g xdscache.Group, target incremental.Targets) incremental.Targets {
+	served := gt.served[g]
+	if served == nil {
+		served = incremental.Targets{}
+		gt.served[g] = served
+		gt.held[g] = map[typeName]bool{}
+	}
+	for t := range target {
+		if served[t] == nil {
+			served[t] = map[string]*xdscache.Resource{}
+		}
+	}
+	return served
+}
+
+// toExamine lists, sorted, what changed and what the gate holds back.
+func (gt *Gate) toExamine(g xdscache.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) []typeName {
+	seen := map[typeName]bool{}
+	add := func(t, name string) { seen[typeName{t, name}] = true }
+	if all {
+		for t, byName := range target {
+			for name := range byName {
+				add(t, name)
+			}
+		}
+		for t, byName := range gt.served[g] {
+			for name := range byName {
+				add(t, name)
+			}
+		}
+	}
+	for t, byName := range changes {
+		for name := range byName {
+			add(t, name)
+		}
+	}
+	for tn := range gt.held[g] {
+		seen[tn] = true
+	}
+	out := make([]typeName, 0, len(seen))
+	for tn := range seen {
+		out = append(out, tn)
+	}
+	slices.SortFunc(out, func(a, b typeName) int {
+		return cmp.Or(strings.Compare(a.typ, b.typ), strings.Compare(a.name, b.name))
+	})
+	return out
+}
+
+// validate serves the build's version of each resource unless it fails
+// validation, and returns the references of those it inspected. The
+// inspections, the one costly part, run on every core.
+func (gt *Gate) validate(g xdscache.Group, examine []typeName, target, served incremental.Targets) map[*xdscache.Resource][]xdscheck.Ref {
+	type job struct {
+		tn   typeName
+		cand *xdscache.Resource
+		inspection
+	}
+	if gt.inspected == nil {
+		gt.inspected = map[*xdscache.Resource]inspection{}
+	}
+	var jobs, known []job
+	for _, tn := range examine {
+		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
+		cand := target[tn.typ][tn.name]
+		switch rj, failed := gt.rejected[ref]; {
+		case cand == nil:
+			delete(gt.rejected, ref)
+			delete(served[tn.typ], tn.name)
+		case served[tn.typ][tn.name] == cand:
+			delete(gt.rejected, ref)
+		case failed && rj.res == cand:
+		default:
+			if in, ok := gt.inspected[cand]; ok {
+				known = append(known, job{tn: tn, cand: cand, inspection: in})
+			} else {
+				jobs = append(jobs, job{tn: tn, cand: cand})
+			}
+		}
+	}
+	inParallel(len(jobs), func(i int) {
+		j := &jobs[i]
+		m := j.cand.Decoded()
+		if m == nil {
+			j.err = fmt.Errorf("%s %q does not decode", kindName(j.tn.typ), j.tn.name)
+			return
+		}
+		var errs []error
+		errs, j.refs = xdscheck.Inspect(m)
+		j.err = joinProblems(errs)
+	})
+	refs := make(map[*xdscache.Resource][]xdscheck.Ref, len(jobs)+len(known))
+	for _, j := range jobs {
+		gt.inspected[j.cand] = j.inspection
+	}
+	for _, j := range append(jobs, known...) {
+		ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
+		if j.err != nil {
+			gt.rejected[ref] = rejected{res: j.cand, err: j.err}
+			continue
+		}
+		refs[j.cand] = j.refs
+		delete(gt.rejected, ref)
+		served[j.tn.typ][j.tn.name] = j.cand
+	}
+	return refs
+}
+
+// inParallel calls fn for every i in [0, n), spread over the cores when n
+// is large enough to be worth it.
+func inParallel(n int, fn func(i int)) {
+	w := runtime.GOMAXPROCS(0)
+	if n < 64 || w < 2 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Go(func() {
+			for i := k; i < n; i += w {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// resolve withholds, until nothing changes, what refers to a resource
+// that is not served, and keeps what a previous version still refers to.
+// Every step moves a resource back to its previous version, which
+// resolved, so it ends.
+func (gt *Gate) resolve(g xdscache.Group, examine []typeName, target incremental.Targets, prev map[typeName]*xdscache.Resource, served incremental.Targets, refs map[*xdscache.Resource][]xdscheck.Ref) {
+	refsOf := func(r *xdscache.Resource) []xdscheck.Ref {
+		out, ok := refs[r]
+		if !ok {
+			if m := r.Decoded(); m != nil {
+				out = xdscheck.Refs(m)
+			}
+			refs[r] = out
+		}
+		return out
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, tn := range examine {
+			r := served[tn.typ][tn.name]
+			if r == nil {
+				continue
+			}
+			for _, ref := range refsOf(r) {
+				if served[ref.Type] == nil || served[ref.Type][ref.Name] != nil {
+					continue
+				}
+				if p := prev[typeName{ref.Type, ref.Name}]; p != nil {
+					served[ref.Type][ref.Name] = p
+					changed = true
+					continue
+				}
+				if tn == httpsListener {
+					if ok, again := gt.patchHTTPS(g, target, prev, served); ok {
+						changed = changed || again
+						break
+					}
+				}
+				if p := prev[tn]; p == r {
+					continue // served before as it is: nothing to go back to
+				} else if p != nil {
+					served[tn.typ][tn.name] = p
+				} else {
+					delete(served[tn.typ], tn.name)
+				}
+				key := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
+				if _, failed := gt.rejected[key]; !failed {
+					gt.rejected[key] = rejected{err: fmt.Errorf("refers to %s %q, which is withheld", kindName(ref.Type), ref.Name)}
+				}
+				changed = true
+				break
+			}
+		}
+	}
+}
+
+// Rejected lists the resources withheld now, sorted by group, type and
+// name.
+func (gt *Gate) Rejected() []Rejection {
+	out := make([]Rejection, 0, len(gt.rejected))
+	for ref, rj := range gt.rejected {
+		out = append(out, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res, Hosts: rj.hosts})
+	}
+	slices.SortFunc(out, func(a, b Rejection) int {
+		return strings.Compare(string(a.Group)+"\x00"+a.Type+"\x00"+a.Name, string(b.Group)+"\x00"+b.Type+"\x00"+b.Name)
+	})
+	return out
+}
+
+// Check is what a resource must pass to be served: it decodes, and
+// xdscheck.Served finds nothing. The error lists every problem.
+func Check(r *xdscache.Resource) error {
+	m := r.Decoded()
+	if m == nil {
+		return fmt.Errorf("%s %q does not decode", kindName(r.Any.GetTypeUrl()), r.Name)
+	}
+	return joinProblems(xdscheck.Served(m))
+}
+
+// joinProblems makes one line of errors: it ends up in a status condition.
+func joinProblems(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// kindName is the message name of a type URL: ClusterLoadAssignment.
+func kindName(typeURL string) string {
+	return typeURL[strings.LastIndexByte(typeURL, '.')+1:]
+}

@@ -1,0 +1,227 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/server"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+)
+
+// objectSource is a source that hands the control plane objects as they
+// are, past any source's checks, as a buggy or lenient source would.
+type objectSource struct {
+	initial []objects.Change
+	batches chan []objects.Change
+}
+
+func (o *objectSource) Start(context.Context) ([]objects.Change, error) { return o.initial, nil }
+
+func (o *objectSource) Run(ctx context.Context, emit func([]objects.Change)) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case b := <-o.batches:
+			emit(b)
+		}
+	}
+}
+
+func changes(t *testing.T, objs ...runtime.Object) []objects.Change {
+	t.Helper()
+	var out []objects.Change
+	for _, o := range objs {
+		k, err := objects.KeyOf(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, objects.Change{Key: k, Object: o})
+	}
+	return out
+}
+
+// grpcService is a Service with one EndpointSlice of one address.
+func grpcService(name, ip string, port int32) []runtime.Object {
+	grpcName := "grpc"
+	return []runtime.Object{
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Spec: corev1.ServiceSpec{
+			Ports: []corev1.ServicePort{{Name: grpcName, Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		}},
+		&discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "shop", Name: name + "-0", Labels: map[string]string{objects.ServiceNameLabel: name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: &grpcName, Port: &port}},
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Zone: new("z1")}},
+		},
+	}
+}
+
+func hostProxy(name, fqdn, service string) *switchyardv1.HTTPProxy {
+	return &switchyardv1.HTTPProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Spec: switchyardv1.HTTPProxySpec{
+		VirtualHost: &switchyardv1.VirtualHost{Fqdn: fqdn},
+		Routes:      []switchyardv1.Route{{Services: []switchyardv1.Service{{Name: service, Port: 80}}}},
+	}}
+}
+
+// statusLog keeps the last status the control plane reported for each
+// object.
+type statusLog struct {
+	mu   sync.Mutex
+	last map[objects.Key]*dag.Status
+}
+
+func (l *statusLog) record(u dag.StatusUpdate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u.All || l.last == nil {
+		l.last = map[objects.Key]*dag.Status{}
+	}
+	for _, st := range u.Changed {
+		l.last[st.Key] = st
+	}
+	for _, k := range u.Removed {
+		delete(l.last, k)
+	}
+}
+
+func (l *statusLog) has(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: name}] != nil
+}
+
+func (l *statusLog) snapshot() []*dag.Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*dag.Status
+	for _, st := range l.last {
+		out = append(out, st)
+	}
+	return out
+}
+
+// says reports whether an HTTPProxy's last status has a ResourceRejected
+// error holding text ("" for none at all).
+func (l *statusLog) says(name, text string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.last[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: name}]
+	if st == nil {
+		return false
+	}
+	for _, c := range st.Errors {
+		if c.Reason == "ResourceRejected" && (text == "" || strings.Contains(c.Message, text)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGateThroughServe runs serve on a source that lets bad EndpointSlices
+// through: a served Service's slice gets port 70000 and a new host comes
+// with the address 10.0.0.999. gRPC's own xDS client keeps calling the
+// last good endpoint and NACKs nothing; what any client is sent passes
+// xdscheck; the proxies' statuses name the values; fixing the slice lets
+// the new endpoint out.
+func TestGateThroughServe(t *testing.T) {
+	b1, b2 := startBackend(t, "b1"), startBackend(t, "b2")
+	src := &objectSource{batches: make(chan []objects.Change)}
+	src.initial = changes(t, append(grpcService("app", "127.0.0.1", int32(b1.port)), hostProxy("app", "app.example.com", "app"))...)
+	statuses := &statusLog{}
+	cfg := server.Config{
+		XDSAddress: "127.0.0.1:0", AdminAddress: "127.0.0.1:0",
+		Holdoff: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond,
+		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnStatuses: statuses.record,
+	}
+	cfg.Pipeline.Translator = translator.DefaultOptions()
+	s := server.New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, src) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("control plane: %v", err)
+		}
+	})
+	waitFor(t, 60*time.Second, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })
+	c := grpcClient(t, s, "app.example.com")
+	warmUp(t, c, "b1")
+
+	bad := grpcService("app", "127.0.0.1", 70000)[1:]
+	bad = append(bad, grpcService("other", "10.0.0.999", 8080)...)
+	src.batches <- changes(t, append(bad, hostProxy("other", "other.example.com", "other"))...)
+	waitFor(t, 10*time.Second, "the batch to be built", func() bool { return statuses.has("other") })
+	checkServed(ctx, t, s)
+	if !statuses.says("app", "port_value: 70000") || !statuses.says("other", `"10.0.0.999" is not an IP address`) {
+		t.Errorf("the proxies do not say what is withheld: %v", statuses.snapshot())
+	}
+	if m := metric(t, s, `switchyard_gate_withheld_resources_total{group="grpc"`); m == "" {
+		t.Error("the metric does not count the grpc group's withheld load assignments")
+	}
+	if counts, failed := tally(context.Background(), c, 100); failed > 0 || counts["b1"] != 100 {
+		t.Fatalf("the client must keep calling b1: %v, %d failed", counts, failed)
+	}
+	noNACKs(t, s)
+
+	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.port))[1:]...)
+	warmUp(t, c, "b2")
+	waitFor(t, 10*time.Second, "shop/app to be valid again", func() bool { return !statuses.says("app", "") })
+	noNACKs(t, s)
+}
+
+// checkServed asks for every cluster and load assignment of each group,
+// as a client would, and checks them with xdscheck.
+func checkServed(ctx context.Context, t *testing.T, s *server.Server) {
+	t.Helper()
+	cc := dialXDS(t, s.XDSAddr().String())
+	for _, group := range []string{"envoy", "grpc", "dns"} {
+		node := nodeWithGroup("gate-"+group, group, "")
+		resp, err := sotwOnce(ctx, cc, node, resource.ClusterType, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range resp.GetResources() {
+			m, err := a.UnmarshalNew()
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, m.(interface{ GetName() string }).GetName())
+		}
+		if len(names) == 0 {
+			t.Fatalf("group %s is served no cluster", group)
+		}
+		resp, err = sotwOnce(ctx, cc, node, resource.EndpointType, 5*time.Second, names...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range resp.GetResources() {
+			m, err := a.UnmarshalNew()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range xdscheck.Served(m) {
+				t.Errorf("group %s is sent an invalid load assignment: %v", group, err)
+			}
+		}
+	}
+}
