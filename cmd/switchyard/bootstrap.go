@@ -31,6 +31,8 @@ import (
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	envoy_upstream_http_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	envoy_type_matcher_v3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
 )
 
 // bootstrapOptions are the flags of `switchyard bootstrap`.
@@ -39,6 +41,7 @@ type bootstrapOptions struct {
 	xdsAPI         string
 	nodeID         string
 	nodeCluster    string
+	gateway        string
 	adminAddress   string
 	adminPort      uint32
 	healthPort     uint32
@@ -79,6 +82,10 @@ resources), one ADS stream over gRPC to the control plane for listeners
 and clusters (and through them routes, endpoints and secrets), the admin
 interface on localhost, and a health listener that exposes only /ready
 and /stats/prometheus of the admin interface to probes and scrapers.
+
+With --gateway NAME the node also carries switchyard.dev/gateway: NAME,
+and serve (started with --gateways NAME) sends it only the HTTPProxies
+whose spec.ingressClassName is NAME; see site/gateways.md.
 
 With --xds-tls-ca Envoy verifies the control plane's certificate (against
 --xds-tls-server-name); with --xds-tls-cert and --xds-tls-key as well it
@@ -122,6 +129,7 @@ examples/deploy.`,
 	f.StringVar(&o.xdsAPI, "xds-api", o.xdsAPI, "delta (incremental, the default: an endpoint change sends one load assignment) or sotw (state of the world) ADS")
 	f.StringVar(&o.nodeID, "node-id", "", "Envoy's node id (default: $POD_NAME, else the host name)")
 	f.StringVar(&o.nodeCluster, "node-cluster", o.nodeCluster, "Envoy's node cluster, the prefix of its stats")
+	f.StringVar(&o.gateway, "gateway", "", "gateway this Envoy is, sent as node metadata switchyard.dev/gateway: it receives only the HTTPProxies whose spec.ingressClassName is this (empty: the default gateway)")
 	f.StringVar(&o.adminAddress, "admin-address", o.adminAddress, "address of Envoy's admin interface; keep it on loopback")
 	f.Uint32Var(&o.adminPort, "admin-port", o.adminPort, "port of Envoy's admin interface")
 	f.Uint32Var(&o.healthPort, "health-port", o.healthPort, "port of the health listener (/ready, /stats/prometheus) on all addresses; 0 for none")
@@ -179,11 +187,9 @@ func (o bootstrapOptions) bootstrap() (*envoy_config_bootstrap_v3.Bootstrap, err
 	}
 	bs := &envoy_config_bootstrap_v3.Bootstrap{
 		Node: &envoy_config_core_v3.Node{
-			Id:      o.nodeID,
-			Cluster: o.nodeCluster,
-			Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-				"switchyard.dev/group": structpb.NewStringValue("envoy"),
-			}},
+			Id:       o.nodeID,
+			Cluster:  o.nodeCluster,
+			Metadata: o.nodeMetadata(),
 		},
 		Admin: &envoy_config_bootstrap_v3.Admin{Address: socketAddress(o.adminAddress, o.adminPort)},
 		DynamicResources: &envoy_config_bootstrap_v3.Bootstrap_DynamicResources{
@@ -450,4 +456,16 @@ func writeFileAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// nodeMetadata tells the control plane what this Envoy is: its consumer
+// group, and the gateway it belongs to when it is not the default one.
+func (o *bootstrapOptions) nodeMetadata() *structpb.Struct {
+	md := &structpb.Struct{Fields: map[string]*structpb.Value{
+		xdscache.GroupMetadataKey: structpb.NewStringValue(string(xdscache.GroupEnvoy)),
+	}}
+	if o.gateway != "" {
+		md.Fields[xdscache.GatewayMetadataKey] = structpb.NewStringValue(o.gateway)
+	}
+	return md
 }

@@ -93,6 +93,13 @@ type AuthorizationBody struct {
 // TCPProxy forwards a TCP stream to a cluster.
 type TCPProxy struct {
 	Cluster *Cluster
+	// IdleTimeout is nil for Envoy's default; zero disables it.
+	IdleTimeout *time.Duration
+	// MaxConnections is 0 for no limit.
+	MaxConnections int64
+	// AccessLogFormat is "" for no access log; it passed
+	// ValidateAccessLogFormat.
+	AccessLogFormat string
 }
 
 // Route is one route of a virtual host, with the include conditions of
@@ -321,6 +328,10 @@ type ClusterSpec struct {
 	// SlowStart ramps new endpoints up; omitted from the cluster hash when
 	// nil, so that adding it renamed no cluster.
 	SlowStart *SlowStart `json:",omitempty"`
+	// ClientCertificate is the SDS name of the Secret whose certificate
+	// Envoy presents to TLS backends; "" for none. Left out of the hash
+	// when empty, so that adding the field renamed no existing cluster.
+	ClientCertificate string `json:",omitempty"`
 }
 
 // The load-balancing strategies a cluster may use.

@@ -21,6 +21,9 @@ type clusterCommon struct {
 	LoadBalancer string
 	HealthCheck  *HealthCheck
 	IdleTimeout  *time.Duration
+	// ClientCertificate is the SDS name of the certificate presented to
+	// the backends, "" for none.
+	ClientCertificate string
 }
 
 // servicePlan is one route service after validation and resolution.
@@ -388,6 +391,7 @@ func (f *forwardBuilder) spec(plans []servicePlan) ClusterSpec {
 		LoadBalancer:          f.common.LoadBalancer,
 		HealthCheck:           f.common.HealthCheck,
 		IdleConnectionTimeout: f.common.IdleTimeout,
+		ClientCertificate:     f.common.ClientCertificate,
 	}
 }
 

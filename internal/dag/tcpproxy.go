@@ -27,7 +27,11 @@ func (rb *rootBuilder) tcpProxy(root *switchyardv1.HTTPProxy, st *Status) *TCPPr
 		}
 		st = rb.statusOf(owner)
 	}
-	return rb.tcpServices(owner, tp, field, st)
+	out := rb.tcpServices(owner, tp, field, st)
+	if out == nil || !tcpConnectionSettings(root.Spec.TCPProxy, out, rb.statusOf(root)) {
+		return nil
+	}
+	return out
 }
 
 func (rb *rootBuilder) tcpInclude(root *switchyardv1.HTTPProxy, tp *switchyardv1.TCPProxy, st *Status) (*switchyardv1.HTTPProxy, *switchyardv1.TCPProxy, bool) {
@@ -80,6 +84,11 @@ func (rb *rootBuilder) tcpServices(owner *switchyardv1.HTTPProxy, tp *switchyard
 			return nil
 		}
 	}
+	cert, ok := rb.tcpClientCertificate(owner, tp, field, st)
+	if !ok {
+		return nil
+	}
+	common.ClientCertificate = cert
 	fb := &forwardBuilder{rb: rb, ns: owner.Namespace, field: field, st: st, common: common}
 	fwd, ok := fb.build(tp.Services)
 	switch {
@@ -90,6 +99,9 @@ func (rb *rootBuilder) tcpServices(owner *switchyardv1.HTTPProxy, tp *switchyard
 		return nil
 	case len(fwd.Mirrors) > 0:
 		st.addError(ErrTCPProxy, "InvalidTCPProxy", "%s.services: mirrors cannot be used on a tcpproxy", field)
+		return nil
+	case common.ClientCertificate != "" && fwd.Cluster.Spec.Protocol != "tls":
+		st.addError(ErrTCPProxy, "ClientCertificateWithoutTLS", "%s.clientCertificate: requires the services to use protocol tls, they are reached in clear text", field)
 		return nil
 	}
 	return &TCPProxy{Cluster: fwd.Cluster}

@@ -14,6 +14,7 @@ package pipeline
 
 import (
 	"log/slog"
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,6 +38,10 @@ type Config struct {
 	Warmup, Linger time.Duration
 	// Now is the clock, time.Now when nil.
 	Now func() time.Time
+	// Gateways are the further gateways served besides the default one
+	// (DAG.IngressClassName), each named for the ingress class of its
+	// proxies (gateways.go).
+	Gateways []string
 }
 
 // Pipeline owns the snapshot and the engine that builds from it.
@@ -47,6 +52,8 @@ type Pipeline struct {
 	engine  *incremental.Engine
 	built   bool
 	stagers map[xdscache.Group]*stager
+	// gateways are the pipelines of Config.Gateways (gateways.go).
+	gateways []*Pipeline
 	// gate stands between the engine and the stagers (gate.go); conds
 	// are its conditions as of the last batch.
 	gate  *Gate
@@ -80,6 +87,8 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	for _, g := range groups {
 		p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
 	}
+	c.SetDefaultGateway(cfg.DAG.IngressClassName)
+	p.newGateways()
 	return p
 }
 
@@ -118,13 +127,16 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 			err = perr
 		}
 	}
-	res.Duration = time.Since(start)
 	rejected := p.gate.Rejected()
 	p.countWithheld(rejected)
 	conds := RejectionConditions(rejected, p.engine.Owners)
 	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds)
 	p.conds = conds
+	if gerr := p.applyGateways(changes, &res); err == nil {
+		err = gerr
+	}
 	res.Next = p.next()
+	res.Duration = time.Since(start)
 	p.cfg.Metrics.observe(res, err)
 	return res, err
 }
@@ -154,7 +166,16 @@ func (p *Pipeline) Statuses() []*dag.Status {
 	if !p.built {
 		return nil
 	}
-	return PatchStatuses(p.engine.Statuses(), p.conds)
+	out := PatchStatuses(p.engine.Statuses(), p.conds)
+	if len(p.gateways) == 0 {
+		return out
+	}
+	// A new slice: the engine's list is shared and must not be appended to.
+	gw := p.gatewayStatuses()
+	all := make([]*dag.Status, 0, len(out)+len(gw))
+	all = append(append(all, out...), gw...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Key.Less(all[j].Key) })
+	return all
 }
 
 // Served returns what the gate lets through to a group's clients, before
@@ -228,6 +249,11 @@ func (p *Pipeline) Tick() (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
+	for _, gw := range p.gateways {
+		if _, err := gw.Tick(); err != nil {
+			return time.Time{}, err
+		}
+	}
 	return p.next(), nil
 }
 
@@ -237,6 +263,11 @@ func (p *Pipeline) next() time.Time {
 	now := p.cfg.Now()
 	for _, g := range groups {
 		if t := p.stagers[g.name].next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for _, gw := range p.gateways {
+		if t := gw.next(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}

@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	"google.golang.org/grpc/xds"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -155,21 +153,7 @@ func grpcClient(t *testing.T, s *server.Server, target string) testgrpc.TestServ
 // further dial options.
 func grpcClientAt(t *testing.T, xdsAddr net.Addr, target string, opts ...grpc.DialOption) testgrpc.TestServiceClient {
 	t.Helper()
-	bootstrap := fmt.Sprintf(`{
-  "xds_servers": [{"server_uri": "passthrough:///%s", "channel_creds": [{"type": "insecure"}], "server_features": ["ignore_resource_deletion"]}],
-  "node": {"id": "e2e-%s", "locality": {"zone": "z1"}}
-}`, xdsAddr, t.Name())
-	rb, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts = append([]grpc.DialOption{grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
-	cc, err := grpc.NewClient("xds:///"+target, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	return testgrpc.NewTestServiceClient(cc)
+	return grpcGatewayClient(t, xdsAddr, "", target, opts...)
 }
 
 // call makes one RPC and returns the id of the backend that answered.

@@ -62,17 +62,20 @@ func (s *Server) evaluateProgrammed() time.Time {
 		if k := st.Key.Kind; k != objects.KindHTTPProxy && k != objects.KindExtensionService {
 			continue
 		}
-		produced := s.pipe.Produced(st.Key)
+		// A proxy of a further gateway is programmed by that gateway's
+		// nodes, from that gateway's cache (site/gateways.md).
+		pipe := s.pipe.ServedBy(st.Key)
+		produced := pipe.Produced(st.Key)
 		refs := make([]xdscache.Ref, 0, len(produced))
 		for _, r := range produced {
 			// What the gate withholds is served to nobody; the Valid
 			// condition says why.
-			if s.pipe.Served(r.Group)[r.Type][r.Name] != nil {
+			if pipe.Served(r.Group)[r.Type][r.Name] != nil {
 				refs = append(refs, xdscache.Ref{Group: r.Group, Type: r.Type, Name: r.Name})
 			}
 		}
 		keys = append(keys, st.Key)
-		served = append(served, s.cache.Served(refs))
+		served = append(served, pipe.Cache().Served(refs))
 	}
 	out, next := s.holdPending(keys, s.acks.Evaluate(served), start)
 	s.programmed.Store(&out)

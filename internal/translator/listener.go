@@ -8,7 +8,6 @@ import (
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_filter_listener_tls_inspector_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	envoy_filter_network_tcp_proxy_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 )
@@ -131,13 +130,13 @@ func HTTPSFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.Filt
 		// Without termination the only thing to match on is the ClientHello,
 		// so require one: a plaintext connection must not reach the backend.
 		fc.FilterChainMatch.TransportProtocol = "tls"
-		fc.Filters = []*envoy_config_listener_v3.Filter{tcpProxyFilter(svh.TCPProxy.Cluster.Name)}
+		fc.Filters = tcpProxyFilters(svh.TCPProxy)
 	case svh.TCPProxy != nil:
 		if svh.TCPProxy.Cluster == nil || svh.Secret == nil {
 			return nil
 		}
 		fc.TransportSocket = downstreamTLSSocket(svh, nil)
-		fc.Filters = []*envoy_config_listener_v3.Filter{tcpProxyFilter(svh.TCPProxy.Cluster.Name)}
+		fc.Filters = tcpProxyFilters(svh.TCPProxy)
 	default:
 		if svh.Secret == nil || (svh.Authorization != nil && svh.Authorization.Cluster == nil) {
 			return nil
@@ -173,18 +172,6 @@ func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_ht
 		},
 	}
 	return hcm
-}
-
-// tcpProxyFilter forwards the connection to a cluster.
-func tcpProxyFilter(cluster string) *envoy_config_listener_v3.Filter {
-	cfg := &envoy_filter_network_tcp_proxy_v3.TcpProxy{
-		StatPrefix:       HTTPSListenerName,
-		ClusterSpecifier: &envoy_filter_network_tcp_proxy_v3.TcpProxy_Cluster{Cluster: cluster},
-	}
-	return &envoy_config_listener_v3.Filter{
-		Name:       filterTCPProxy,
-		ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(cfg)},
-	}
 }
 
 func socketAddress(address string, port uint32) *envoy_config_core_v3.Address {

@@ -81,6 +81,9 @@ func upstreamTLSContext(spec *dag.ClusterSpec) *envoy_transport_socket_tls_v3.Up
 		common.AlpnProtocols = []string{"h2"}
 	}
 	ctx := &envoy_transport_socket_tls_v3.UpstreamTlsContext{CommonTlsContext: common}
+	if spec.ClientCertificate != "" {
+		common.TlsCertificateSdsSecretConfigs = []*envoy_transport_socket_tls_v3.SdsSecretConfig{sdsSecret(spec.ClientCertificate)}
+	}
 	if tls := spec.UpstreamTLS; tls != nil {
 		ctx.Sni = tls.SubjectName
 		names := tls.SubjectNames

@@ -8,6 +8,7 @@ import (
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 )
 
@@ -34,8 +35,10 @@ type Acks struct {
 type streamAcks struct {
 	node  string
 	group Group
-	mu    sync.Mutex
-	types map[string]*typeAcks
+	// gateway is the gateway the node names, "" for none (gateways.go).
+	gateway string
+	mu      sync.Mutex
+	types   map[string]*typeAcks
 }
 
 // typeAcks is one stream's state for one type.
@@ -91,11 +94,11 @@ func (a *Acks) signal() {
 
 // lock returns a stream's state for a type, creating both as needed, with
 // the stream's lock held; the caller calls unlock.
-func (a *Acks) lock(k streamKey, node string, g Group, typeURL string) (ta *typeAcks, known bool, unlock func()) {
+func (a *Acks) lock(k streamKey, node *envoy_config_core_v3.Node, g Group, typeURL string) (ta *typeAcks, known bool, unlock func()) {
 	a.mu.Lock()
 	st := a.streams[k]
 	if st == nil {
-		st = &streamAcks{node: node, group: g, types: map[string]*typeAcks{}}
+		st = &streamAcks{node: node.GetId(), group: g, gateway: GatewayOf(node), types: map[string]*typeAcks{}}
 		a.streams[k] = st
 	}
 	a.mu.Unlock()
@@ -111,7 +114,7 @@ func (a *Acks) lock(k streamKey, node string, g Group, typeURL string) (ta *type
 
 // sotwRequest records what a state-of-the-world request says.
 func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DiscoveryRequest) {
-	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode(), g, req.GetTypeUrl())
 	defer unlock()
 	names := req.GetResourceNames()
 	ta.wildcard = slices.Contains(names, "*") || (len(names) == 0 && legacyWildcard(req.GetTypeUrl()))
@@ -123,7 +126,7 @@ func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3
 
 // deltaRequest records what an incremental request says.
 func (a *Acks) deltaRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) {
-	ta, known, unlock := a.lock(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+	ta, known, unlock := a.lock(k, req.GetNode(), g, req.GetTypeUrl())
 	defer unlock()
 	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
 	switch {
@@ -208,7 +211,7 @@ func (a *Acks) sotwSent(ctx context.Context, k streamKey, g Group, req *envoy_se
 			versions[n] = out.returned[n]
 		}
 	}
-	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode(), g, resp.GetTypeUrl())
 	defer unlock()
 	ta.inflight = &sent{nonce: resp.GetNonce(), versions: versions}
 }
@@ -219,7 +222,7 @@ func (a *Acks) deltaSent(k streamKey, g Group, req *envoy_service_discovery_v3.D
 	for _, r := range resp.GetResources() {
 		versions[r.GetName()] = r.GetVersion()
 	}
-	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode(), g, resp.GetTypeUrl())
 	defer unlock()
 	ta.inflight = &sent{nonce: resp.GetNonce(), versions: versions, removed: resp.GetRemovedResources()}
 }

@@ -37,6 +37,8 @@ type Cache struct {
 	groups map[Group]map[string]*typeState
 	// epoch counts updates, to age handoffs.
 	epoch uint64
+	// gw holds the caches of further gateways (gateways.go).
+	gw gateways
 	// dropped, when set, hears of every response a stream's buffer had no
 	// room for; it is called with mu held.
 	dropped func(g Group, node *envoy_config_core_v3.Node, typeURL string)
@@ -245,7 +247,15 @@ func (t *typeState) notify(changed map[string]bool) {
 func (c *Cache) OnDropped(fn func(g Group, node *envoy_config_core_v3.Node, typeURL string)) {
 	c.mu.Lock()
 	c.dropped = fn
+	subs := make([]*Cache, 0, len(c.gw.byName))
+	for _, sub := range c.gw.byName {
+		subs = append(subs, sub)
+	}
 	c.mu.Unlock()
+	// A further gateway's streams are the same server's streams.
+	for _, sub := range subs {
+		sub.OnDropped(fn)
+	}
 }
 
 // Fetch is not supported: Switchyard serves streams only.

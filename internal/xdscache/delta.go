@@ -25,6 +25,11 @@ type deltaWatch struct {
 // something (comparing with the versions it reported it holds, on a new
 // stream), or parks it until an update concerns it.
 func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription, ch chan cache.DeltaResponse) (func(), error) {
+	if gw, err := c.cacheFor(req.GetNode()); err != nil {
+		return func() {}, err
+	} else if gw != c {
+		return gw.CreateDeltaWatch(req, sub, ch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := c.stateFor(GroupOf(req.GetNode()), req.GetTypeUrl())

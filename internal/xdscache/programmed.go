@@ -49,6 +49,12 @@ type Ref struct {
 type Served struct {
 	Ref
 	Version, TypeVersion string
+	// Gateway is the gateway of the cache that serves it, and
+	// DefaultGateway whether that is the default one, which also serves
+	// the nodes that name none: a node of another gateway is unconcerned
+	// by it, whatever it holds under the same name.
+	Gateway        string
+	DefaultGateway bool
 }
 
 // ResourceState is what one node did with one resource.
@@ -174,7 +180,7 @@ func (st *streamAcks) Group() Group { return st.group }
 // State implements NodeView; the caller holds the stream's lock.
 func (st *streamAcks) State(r Served) (ResourceState, string) {
 	ta := st.types[r.Type]
-	if ta == nil {
+	if ta == nil || !(st.gateway == r.Gateway || st.gateway == "" && r.DefaultGateway) {
 		return Unconcerned, ""
 	}
 	if rej, ok := ta.rejected[r.Name]; ok && rej.Version == r.Version {
@@ -207,7 +213,7 @@ func (c *Cache) Served(refs []Ref) []Served {
 	defer c.mu.Unlock()
 	out := make([]Served, len(refs))
 	for i, r := range refs {
-		out[i] = Served{Ref: r}
+		out[i] = Served{Ref: r, Gateway: c.gw.defaultName, DefaultGateway: !c.gw.further}
 		if ts := c.groups[r.Group][r.Type]; ts != nil {
 			out[i].TypeVersion = ts.version()
 			if res := ts.resources[r.Name]; res != nil {

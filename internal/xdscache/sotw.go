@@ -20,6 +20,11 @@ type sotwWatch struct {
 // CreateWatch answers a state-of-the-world request now if the stream lacks
 // something, or parks it until an update concerns it.
 func (c *Cache) CreateWatch(req *cache.Request, sub cache.Subscription, ch chan cache.Response) (func(), error) {
+	if gw, err := c.cacheFor(req.GetNode()); err != nil {
+		return func() {}, err
+	} else if gw != c {
+		return gw.CreateWatch(req, sub, ch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := c.stateFor(GroupOf(req.GetNode()), req.GetTypeUrl())

@@ -186,6 +186,48 @@ type TCPProxy struct {
 	// HealthCheckPolicy actively checks endpoints with TCP connects.
 	// +optional
 	HealthCheckPolicy *TCPHealthCheckPolicy `json:"healthCheckPolicy,omitempty"`
+
+	// IdleTimeout closes a connection that has sent and received nothing
+	// for this long, as a duration such as "30m"; "0s" or "infinity" never
+	// closes it. Default: Envoy's, 1h. It is the host's own setting: an
+	// included proxy's is not read.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	IdleTimeout string `json:"idleTimeout,omitempty"`
+
+	// MaxConnections is the most connections open at once to this host on
+	// each Envoy; further ones are closed as they arrive. Unset: no limit
+	// beyond Envoy's own. It is the host's own setting.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	MaxConnections *int64 `json:"maxConnections,omitempty"`
+
+	// AccessLog logs each connection to Envoy's standard output when it
+	// closes. It is the host's own setting.
+	// +optional
+	AccessLog *TCPAccessLog `json:"accessLog,omitempty"`
+
+	// ClientCertificate names a kubernetes.io/tls Secret ("name", or
+	// "namespace/name" when delegated) whose certificate and key Envoy
+	// presents to the backends, for backends that require mutual TLS. The
+	// services must use protocol tls. With include, the included proxy's
+	// is used, as its services are.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClientCertificate string `json:"clientCertificate,omitempty"`
+}
+
+// TCPAccessLog is the access log of a tcpproxy host.
+type TCPAccessLog struct {
+	// Format is an Envoy format string, such as
+	// "%START_TIME% %DOWNSTREAM_REMOTE_ADDRESS% %UPSTREAM_HOST% %BYTES_SENT%\n":
+	// text with %COMMAND%, %COMMAND(ARGUMENT)% or %COMMAND(ARGUMENT):LENGTH%
+	// operators, and %% for a percent sign. A format that Envoy would
+	// reject makes the proxy invalid, with the operator named.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Format string `json:"format"`
 }
 
 // TCPProxyInclude names the proxy whose tcpproxy serves this one.
