@@ -33,6 +33,7 @@ import (
 	envoy_type_matcher_v3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // bootstrapOptions are the flags of `switchyard bootstrap`.
@@ -462,7 +463,7 @@ func writeFileAtomic(path string, b []byte) error {
 // group, and the gateway it belongs to when it is not the default one.
 func (o *bootstrapOptions) nodeMetadata() *structpb.Struct {
 	md := &structpb.Struct{Fields: map[string]*structpb.Value{
-		xdscache.GroupMetadataKey: structpb.NewStringValue(string(xdscache.GroupEnvoy)),
+		xdsres.GroupMetadataKey: structpb.NewStringValue(string(xdsres.GroupEnvoy)),
 	}}
 	if o.gateway != "" {
 		md.Fields[xdscache.GatewayMetadataKey] = structpb.NewStringValue(o.gateway)

@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // State is what the build loop publishes after each build.
@@ -50,7 +51,7 @@ type Config struct {
 	// Programmed returns the last Programmed condition of every HTTPProxy
 	// and ExtensionService (nil before the first evaluation); nil when
 	// nothing works them out.
-	Programmed func() map[objects.Key]xdscache.Programmed
+	Programmed func() map[objects.Key]xdsres.Programmed
 	// Clients tracks the connected xDS clients for the console; nil
 	// shows none.
 	Clients *console.Clients
@@ -108,16 +109,16 @@ func serveDot(w http.ResponseWriter, cfg Config) {
 // memory whole; YAML is built whole first.
 func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
 	q := r.URL.Query()
-	group := xdscache.Group(q.Get("group"))
+	group := xdsres.Group(q.Get("group"))
 	if group == "" {
-		group = xdscache.GroupEnvoy
+		group = xdsres.GroupEnvoy
 	}
-	if !slices.Contains(xdscache.Groups, group) {
+	if !slices.Contains(xdsres.Groups, group) {
 		http.Error(w, "unknown group: use ?group=envoy, grpc or dns", http.StatusBadRequest)
 		return
 	}
 	var types []string
-	for _, t := range xdscache.TypesOf(group) {
+	for _, t := range xdsres.TypesOf(group) {
 		if typeMatches(t, q.Get("type")) {
 			types = append(types, t)
 		}
@@ -156,7 +157,7 @@ func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
 	_, _ = w.Write(b)
 }
 
-func programmed(cfg Config) map[objects.Key]xdscache.Programmed {
+func programmed(cfg Config) map[objects.Key]xdsres.Programmed {
 	if cfg.Programmed == nil {
 		return nil
 	}
@@ -200,7 +201,7 @@ func typeMatches(typeURL, want string) bool {
 	if want == "" || typeURL == want {
 		return true
 	}
-	short := xdscache.ShortType(typeURL)
+	short := xdsres.ShortType(typeURL)
 	return short == want || short[strings.LastIndex(short, ".")+1:] == want
 }
 

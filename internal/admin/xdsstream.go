@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/switchyard-dev/switchyard/internal/render"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // flushEvery is how many resources streamXDS writes between flushes: often
@@ -17,7 +17,7 @@ const flushEvery = 256
 // resource at a time. An error once output has started can no longer
 // change the status code; it ends the document early, which a JSON reader
 // reports as truncated.
-func streamXDS(w http.ResponseWriter, cfg Config, group xdscache.Group, types []string, name string, withStatuses bool) {
+func streamXDS(w http.ResponseWriter, cfg Config, group xdsres.Group, types []string, name string, withStatuses bool) {
 	w.Header().Set("Content-Type", "application/json")
 	bw := bufio.NewWriter(w)
 	flusher, _ := w.(http.Flusher)

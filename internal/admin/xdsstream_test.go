@@ -12,26 +12,27 @@ import (
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestDebugXDSFilters checks that ?type= and ?name= keep what they name,
 // and that the streamed JSON is one valid document either way.
 func TestDebugXDSFilters(t *testing.T) {
 	cache := xdscache.New()
-	var changes []xdscache.Change
+	var changes []xdsres.Change
 	for _, name := range []string{"shop/a", "shop/b", "other/c"} {
-		r, err := xdscache.NewResource(&envoy_config_cluster_v3.Cluster{Name: name})
+		r, err := xdsres.NewResource(&envoy_config_cluster_v3.Cluster{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		changes = append(changes, xdscache.Change{TypeURL: resource.ClusterType, Name: name, Resource: r})
+		changes = append(changes, xdsres.Change{TypeURL: resource.ClusterType, Name: name, Resource: r})
 	}
-	l, err := xdscache.NewResource(&envoy_config_listener_v3.Listener{Name: "ingress_http"})
+	l, err := xdsres.NewResource(&envoy_config_listener_v3.Listener{Name: "ingress_http"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	changes = append(changes, xdscache.Change{TypeURL: resource.ListenerType, Name: l.Name, Resource: l})
-	if err := cache.Update(xdscache.GroupEnvoy, changes); err != nil {
+	changes = append(changes, xdsres.Change{TypeURL: resource.ListenerType, Name: l.Name, Resource: l})
+	if err := cache.Update(xdsres.GroupEnvoy, changes); err != nil {
 		t.Fatal(err)
 	}
 	h := Handler(Config{Ready: func() bool { return true }, State: func() *State { return &State{} }, Cache: cache, Gatherer: prometheus.NewRegistry()})

@@ -13,6 +13,7 @@ import (
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Clients records the xDS streams open now, and for each type what the
@@ -156,7 +157,7 @@ func (cs *Clients) sent(st *stream, m any) {
 func (st *stream) typeOf(typeURL string) *typeVersions {
 	tv := st.types[typeURL]
 	if tv == nil {
-		tv = &typeVersions{Type: xdscache.ShortType(typeURL)}
+		tv = &typeVersions{Type: xdsres.ShortType(typeURL)}
 		st.types[typeURL] = tv
 	}
 	return tv
@@ -178,7 +179,7 @@ type clientGroup struct {
 
 // snapshot returns the streams open now, by consumer group.
 func (cs *Clients) snapshot() []clientGroup {
-	byGroup := map[xdscache.Group][]client{}
+	byGroup := map[xdsres.Group][]client{}
 	cs.mu.Lock()
 	for _, st := range cs.streams {
 		c := client{Node: st.node.GetId(), Cluster: st.node.GetCluster(), Method: st.method, Connected: st.connected, Types: []typeVersions{}}
@@ -191,7 +192,7 @@ func (cs *Clients) snapshot() []clientGroup {
 	}
 	cs.mu.Unlock()
 	out := []clientGroup{}
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		cl := byGroup[g]
 		slices.SortFunc(cl, func(a, b client) int { return strings.Compare(a.Node, b.Node) })
 		out = append(out, clientGroup{Group: string(g), Clients: append([]client{}, cl...)})

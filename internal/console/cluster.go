@@ -9,7 +9,7 @@ import (
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // clusterDetail is one cluster's load assignment as the cluster page
@@ -39,7 +39,7 @@ type endpoint struct {
 	Weight  uint32 `json:"weight,omitempty"`
 }
 
-func describeCluster(r *xdscache.Resource) *clusterDetail {
+func describeCluster(r *xdsres.Resource) *clusterDetail {
 	cla, _ := r.Decoded().(*envoy_config_endpoint_v3.ClusterLoadAssignment)
 	out := &clusterDetail{Name: r.Name, Version: r.Version, Localities: []locality{}}
 	for _, l := range cla.GetEndpoints() {
@@ -90,7 +90,7 @@ func (c *console) serveClusterEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	typeVersion, sent := "", "\x00"
 	for {
-		if v := c.cfg.Cache.Version(xdscache.GroupEnvoy, resource.EndpointType); v != typeVersion {
+		if v := c.cfg.Cache.Version(xdsres.GroupEnvoy, resource.EndpointType); v != typeVersion {
 			typeVersion = v
 			var detail *clusterDetail
 			if res := c.views.assignment(name); res != nil {

@@ -15,6 +15,8 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestBrowserLiveEndpoints opens a cluster's page, adds an endpoint to
@@ -111,8 +113,8 @@ func TestBrowserClients(t *testing.T) {
 					if g.Group != "envoy" || c.Node != node.Id {
 						continue
 					}
-					acked = acked || strings.HasSuffix(resource.ClusterType, ty.Type) && ty.Acked == cds.GetVersionInfo()
-					rejected = rejected || strings.HasSuffix(resource.EndpointType, ty.Type) && ty.Rejected == eds.GetVersionInfo()
+					acked = acked || ty.Type == xdsres.ShortType(resource.ClusterType) && ty.Acked == cds.GetVersionInfo()
+					rejected = rejected || ty.Type == xdsres.ShortType(resource.EndpointType) && ty.Rejected == eds.GetVersionInfo()
 				}
 			}
 		}

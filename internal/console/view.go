@@ -14,6 +14,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/explain"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // view is what the pages show, derived from the served resources and the
@@ -80,18 +81,18 @@ type views struct {
 	last *view
 
 	edsVersion string
-	eds        map[string]*xdscache.Resource
+	eds        map[string]*xdsres.Resource
 }
 
 // assignment returns the served load assignment of a cluster, nil when
 // there is none.
-func (vs *views) assignment(name string) *xdscache.Resource {
-	v := vs.cfg.Cache.Version(xdscache.GroupEnvoy, resource.EndpointType)
+func (vs *views) assignment(name string) *xdsres.Resource {
+	v := vs.cfg.Cache.Version(xdsres.GroupEnvoy, resource.EndpointType)
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if vs.eds == nil || vs.edsVersion != v {
-		vs.eds, vs.edsVersion = map[string]*xdscache.Resource{}, v
-		for _, r := range vs.cfg.Cache.Resources(xdscache.GroupEnvoy, resource.EndpointType) {
+		vs.eds, vs.edsVersion = map[string]*xdsres.Resource{}, v
+		for _, r := range vs.cfg.Cache.Resources(xdsres.GroupEnvoy, resource.EndpointType) {
 			vs.eds[r.Name] = r
 		}
 	}
@@ -106,7 +107,7 @@ func (vs *views) current() *view {
 	if vs.cfg.Statuses != nil {
 		sts = vs.cfg.Statuses()
 	}
-	g := xdscache.GroupEnvoy
+	g := xdsres.GroupEnvoy
 	key := vs.cfg.Cache.Version(g, resource.RouteType) + "/" + vs.cfg.Cache.Version(g, resource.ClusterType)
 	if len(sts) > 0 {
 		key += fmt.Sprintf("/%p/%d", sts[0], len(sts))
@@ -125,10 +126,10 @@ func buildView(c *xdscache.Cache, sts []*dag.Status) *view {
 		v.byKey[st.Key.Kind.String()+"/"+st.Key.Namespace+"/"+st.Key.Name] = st
 	}
 	// A resource's name is its cluster's: no need to decode 10,000 clusters.
-	for _, r := range c.Resources(xdscache.GroupEnvoy, resource.ClusterType) {
+	for _, r := range c.Resources(xdsres.GroupEnvoy, resource.ClusterType) {
 		v.clusters[r.Name] = true
 	}
-	for _, r := range c.Resources(xdscache.GroupEnvoy, resource.RouteType) {
+	for _, r := range c.Resources(xdsres.GroupEnvoy, resource.RouteType) {
 		rc, ok := r.Decoded().(*envoy_config_route_v3.RouteConfiguration)
 		if !ok {
 			continue

@@ -20,8 +20,8 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestIsolation is decision 6 of site/architecture.md as a property: for generated valid
@@ -69,7 +69,7 @@ func TestIsolation(t *testing.T) {
 type built struct {
 	res   *dag.Result
 	wire  map[string][]byte
-	group map[xdscache.Group]*translator.Resources
+	group map[xdsres.Group]*translator.Resources
 }
 
 // buildYAML loads the valid set, the catalogue's base and the bad case
@@ -95,8 +95,8 @@ func buildYAML(t *testing.T, valid, bad string) built {
 	}
 	res := dag.Build(snap, dag.Options{})
 	groups := translateAll(res.DAG, snap)
-	for _, g := range xdscache.Groups {
-		for _, err := range xdscheck.Check(string(g), groups[g]) {
+	for _, g := range xdsres.Groups {
+		for _, err := range xdscheck.Check(g, groups[g]) {
 			t.Errorf("group %s: %v", g, err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // plainHosts are the host names served over plain HTTP. The plain-HTTP
@@ -55,5 +55,5 @@ func (e *Engine) publishHTTPListener() {
 	}
 	e.plain.changed = false
 	l := translator.HTTPListener(e.cfg.Translator, e.plain.sorted())
-	e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(l)))
+	e.set(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(l)))
 }

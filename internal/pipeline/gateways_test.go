@@ -7,6 +7,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestGatewaysGetTheirOwnSlices: with gateways edge-a and edge-b, each
@@ -32,7 +33,7 @@ func TestGatewaysGetTheirOwnSlices(t *testing.T) {
 	}
 	clusters := func(gw string) string {
 		var out []string
-		for _, r := range cache.Gateway(gw).Resources(xdscache.GroupEnvoy, typeCluster) {
+		for _, r := range cache.Gateway(gw).Resources(xdsres.GroupEnvoy, typeCluster) {
 			out = append(out, r.Name[:len("shop/a")])
 		}
 		return fmt.Sprint(out)

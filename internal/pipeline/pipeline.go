@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Config is what a pipeline builds with.
@@ -51,7 +52,7 @@ type Pipeline struct {
 	snap    *objects.Snapshot
 	engine  *incremental.Engine
 	built   bool
-	stagers map[xdscache.Group]*stager
+	stagers map[xdsres.Group]*stager
 	// gateways are the pipelines of Config.Gateways (gateways.go).
 	gateways []*Pipeline
 	// gate stands between the engine and the stagers (gate.go); conds
@@ -81,7 +82,7 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	p := &Pipeline{
 		cfg: cfg, cache: c, snap: snap,
 		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log}),
-		stagers: map[xdscache.Group]*stager{},
+		stagers: map[xdsres.Group]*stager{},
 		gate:    NewGate(),
 	}
 	for _, g := range groups {
@@ -154,7 +155,7 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 			return err
 		}
 		for t, byName := range served {
-			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdscache.ShortType(t)).Set(float64(len(byName)))
+			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdsres.ShortType(t)).Set(float64(len(byName)))
 		}
 	}
 	return nil
@@ -180,7 +181,7 @@ func (p *Pipeline) Statuses() []*dag.Status {
 
 // Served returns what the gate lets through to a group's clients, before
 // staging; callers must not modify it.
-func (p *Pipeline) Served(g xdscache.Group) incremental.Targets { return p.gate.served[g] }
+func (p *Pipeline) Served(g xdsres.Group) incremental.Targets { return p.gate.served[g] }
 
 // Rejected lists the resources the gate withholds now.
 func (p *Pipeline) Rejected() []Rejection { return p.gate.Rejected() }
@@ -192,9 +193,9 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 	for _, rj := range rejected {
 		n[incremental.ResourceRef{Group: rj.Group, Type: rj.Type}]++
 	}
-	for _, g := range xdscache.Groups {
-		for _, t := range xdscache.TypesOf(g) {
-			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdscache.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
+	for _, g := range xdsres.Groups {
+		for _, t := range xdsres.TypesOf(g) {
+			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
 		}
 	}
 }
@@ -202,7 +203,7 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 // withheld counts and logs the resources that newly failed the gate.
 func (p *Pipeline) withheld(fresh []Rejection) {
 	for _, rj := range fresh {
-		typ := xdscache.ShortType(rj.Type)
+		typ := xdsres.ShortType(rj.Type)
 		p.cfg.Metrics.Withheld.WithLabelValues(string(rj.Group), typ).Inc()
 		p.cfg.Log.Warn("withholding a resource that fails validation; clients keep its last good version",
 			"group", rj.Group, "type", typ, "name", rj.Name, "error", rj.Err)

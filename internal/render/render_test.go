@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func host(name, service, ip string, port int32) []runtime.Object {
@@ -46,8 +47,8 @@ func TestRunGates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, group := range render.Groups {
-		out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: group})
+	for _, group := range xdsres.Names() {
+		out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: xdsres.Group(group)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func checkRendered(t *testing.T, group string, out *render.Output) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range xdscheck.CheckServed(group, res) {
+	for _, err := range xdscheck.CheckServed(xdsres.Group(group), res) {
 		t.Errorf("%s: rendered something invalid: %v", group, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func smallConfig() Config {
@@ -26,8 +27,8 @@ func TestEveryObjectIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := set.Snapshot()
-	for _, group := range render.Groups {
-		out, err := render.Run(snap, render.Options{Group: group, Translator: translator.DefaultOptions()})
+	for _, group := range xdsres.Names() {
+		out, err := render.Run(snap, render.Options{Group: xdsres.Group(group), Translator: translator.DefaultOptions()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,8 +126,8 @@ func TestWriteRoundTrip(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("reading the generated manifests: %s", p)
 	}
-	for _, group := range render.Groups {
-		opts := render.Options{Group: group, Translator: translator.DefaultOptions()}
+	for _, group := range xdsres.Names() {
+		opts := render.Options{Group: xdsres.Group(group), Translator: translator.DefaultOptions()}
 		want := encode(t, set.Snapshot(), opts)
 		if got := encode(t, loaded, opts); !bytes.Equal(got, want) {
 			t.Errorf("%s: rendering the written manifests differs from rendering the set in memory", group)
@@ -178,7 +179,7 @@ func TestIncluded(t *testing.T) {
 			t.Errorf("%s included %d times", k, n)
 		}
 	}
-	out, err := render.Run(snap, render.Options{Group: render.Groups[0], Translator: translator.DefaultOptions()})
+	out, err := render.Run(snap, render.Options{Group: xdsres.Groups[0], Translator: translator.DefaultOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}

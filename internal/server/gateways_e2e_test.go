@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 	"github.com/switchyard-dev/switchyard/internal/xdstls"
 )
 
@@ -115,7 +116,7 @@ func TestGRPCGatewaySeesOnlyItsRoutes(t *testing.T) {
 
 // gatewayNode is an Envoy node of gateway ("" names none).
 func gatewayNode(gateway string) *envoy_config_core_v3.Node {
-	n := nodeWithGroup("envoy-"+gateway, string(xdscache.GroupEnvoy), "envoy")
+	n := nodeWithGroup("envoy-"+gateway, string(xdsres.GroupEnvoy), "envoy")
 	if gateway != "" {
 		n.Metadata.Fields[xdscache.GatewayMetadataKey] = structpb.NewStringValue(gateway)
 	}
@@ -131,7 +132,7 @@ func TestADSGatewayIsolation(t *testing.T) {
 	cc := dialXDS(t, s.XDSAddr().String())
 	waitFor(t, 30*time.Second, "every gateway's clusters", func() bool {
 		for _, gw := range []string{"", "a", "b"} {
-			if len(s.Cache().Gateway(gw).Resources(xdscache.GroupEnvoy, resource.ClusterType)) == 0 {
+			if len(s.Cache().Gateway(gw).Resources(xdsres.GroupEnvoy, resource.ClusterType)) == 0 {
 				return false
 			}
 		}
@@ -172,7 +173,7 @@ func TestADSGatewayIsolation(t *testing.T) {
 	if names := secretNames(t, secrets.GetResources()); fmt.Sprint(names) != "[shop/tls-a]" {
 		t.Errorf("gateway a received secrets %v, want [shop/tls-a]", names)
 	}
-	for _, r := range s.Cache().Gateway("b").Resources(xdscache.GroupEnvoy, resource.SecretType) {
+	for _, r := range s.Cache().Gateway("b").Resources(xdsres.GroupEnvoy, resource.SecretType) {
 		if r.Name == "shop/tls-a" {
 			t.Errorf("gateway b's cache holds gateway a's secret")
 		}
@@ -215,16 +216,16 @@ func TestProgrammedCountsOnlyTheGatewaysNodes(t *testing.T) {
 	// Gateway a's own proxy is programmed by its node: the evaluation has
 	// seen that node.
 	waitFor(t, 10*time.Second, "shop/app-a to be programmed", func() bool {
-		return programmedOf(t, s.Server, "shop", "app-a").Reason == xdscache.ReasonProgrammed
+		return programmedOf(t, s.Server, "shop", "app-a").Reason == xdsres.ReasonProgrammed
 	})
-	if got := programmedOf(t, s.Server, "shop", "app-b"); got.Reason != xdscache.ReasonNoNodes {
-		t.Errorf("gateway b's proxy, with no node of b connected, is %+v, want %s", got, xdscache.ReasonNoNodes)
+	if got := programmedOf(t, s.Server, "shop", "app-b"); got.Reason != xdsres.ReasonNoNodes {
+		t.Errorf("gateway b's proxy, with no node of b connected, is %+v, want %s", got, xdsres.ReasonNoNodes)
 	}
-	if got := programmedOf(t, s.Server, "shop", "app-default"); got.Reason != xdscache.ReasonNoNodes {
-		t.Fatalf("with only a node of gateway a connected, the default gateway's proxy is %+v, want %s", got, xdscache.ReasonNoNodes)
+	if got := programmedOf(t, s.Server, "shop", "app-default"); got.Reason != xdsres.ReasonNoNodes {
+		t.Fatalf("with only a node of gateway a connected, the default gateway's proxy is %+v, want %s", got, xdsres.ReasonNoNodes)
 	}
 	ackClusters(gatewayNode(""))
 	waitFor(t, 10*time.Second, "shop/app-default to be programmed", func() bool {
-		return programmedOf(t, s.Server, "shop", "app-default").Reason == xdscache.ReasonProgrammed
+		return programmedOf(t, s.Server, "shop", "app-default").Reason == xdsres.ReasonProgrammed
 	})
 }

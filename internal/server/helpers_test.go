@@ -21,7 +21,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // backend is a real gRPC server answering UnaryCall with its id.
@@ -252,7 +252,7 @@ func noNACKs(t *testing.T, s *server.Server) {
 // as its user agent name ("" for none).
 func nodeWithGroup(id, group, agent string) *envoy_config_core_v3.Node {
 	return &envoy_config_core_v3.Node{Id: id, UserAgentName: agent, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-		xdscache.GroupMetadataKey: structpb.NewStringValue(group),
+		xdsres.GroupMetadataKey: structpb.NewStringValue(group),
 	}}}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Source delivers objects. Start returns once the source has its first
@@ -59,7 +60,7 @@ type Config struct {
 	// HTTPProxy and ExtensionService whenever what the connected nodes
 	// acknowledged may have changed it. It is called on the build loop and
 	// must not block.
-	OnProgrammed func(map[objects.Key]xdscache.Programmed)
+	OnProgrammed func(map[objects.Key]xdsres.Programmed)
 	Log          *slog.Logger
 	// Registry receives the metrics; a new one when nil.
 	Registry *prometheus.Registry
@@ -92,7 +93,7 @@ type Server struct {
 	// took, and pendingSince when each object started waiting for ACKs
 	// (build loop only).
 	acks           *xdscache.Acks
-	programmed     atomic.Pointer[map[objects.Key]xdscache.Programmed]
+	programmed     atomic.Pointer[map[objects.Key]xdsres.Programmed]
 	programmedTook time.Duration
 	pendingSince   map[objects.Key]time.Time
 	// clients records the open xDS streams for the web console.

@@ -10,6 +10,8 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Acks records, for every open stream, which version of each resource its
@@ -34,7 +36,7 @@ type Acks struct {
 // streamAcks is what one stream's node holds, per type.
 type streamAcks struct {
 	node  string
-	group Group
+	group xdsres.Group
 	// gateway is the gateway the node names, "" for none (gateways.go).
 	gateway string
 	mu      sync.Mutex
@@ -94,7 +96,7 @@ func (a *Acks) signal() {
 
 // lock returns a stream's state for a type, creating both as needed, with
 // the stream's lock held; the caller calls unlock.
-func (a *Acks) lock(k streamKey, node *envoy_config_core_v3.Node, g Group, typeURL string) (ta *typeAcks, known bool, unlock func()) {
+func (a *Acks) lock(k streamKey, node *envoy_config_core_v3.Node, g xdsres.Group, typeURL string) (ta *typeAcks, known bool, unlock func()) {
 	a.mu.Lock()
 	st := a.streams[k]
 	if st == nil {
@@ -113,7 +115,7 @@ func (a *Acks) lock(k streamKey, node *envoy_config_core_v3.Node, g Group, typeU
 }
 
 // sotwRequest records what a state-of-the-world request says.
-func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DiscoveryRequest) {
+func (a *Acks) sotwRequest(k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DiscoveryRequest) {
 	ta, _, unlock := a.lock(k, req.GetNode(), g, req.GetTypeUrl())
 	defer unlock()
 	names := req.GetResourceNames()
@@ -125,7 +127,7 @@ func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3
 }
 
 // deltaRequest records what an incremental request says.
-func (a *Acks) deltaRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) {
+func (a *Acks) deltaRequest(k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) {
 	ta, known, unlock := a.lock(k, req.GetNode(), g, req.GetTypeUrl())
 	defer unlock()
 	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
@@ -199,7 +201,7 @@ func (ta *typeAcks) reject(versions map[string]string, detail string) {
 
 // sotwSent records a state-of-the-world response. out is what the cache
 // attached to it (sotwReply); a response from elsewhere is ignored.
-func (a *Acks) sotwSent(ctx context.Context, k streamKey, g Group, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
+func (a *Acks) sotwSent(ctx context.Context, k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
 	out, _ := ctx.Value(sentKey{}).(*sotwSent)
 	if out == nil {
 		return
@@ -217,7 +219,7 @@ func (a *Acks) sotwSent(ctx context.Context, k streamKey, g Group, req *envoy_se
 }
 
 // deltaSent records an incremental response.
-func (a *Acks) deltaSent(k streamKey, g Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
+func (a *Acks) deltaSent(k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
 	versions := make(map[string]string, len(resp.GetResources()))
 	for _, r := range resp.GetResources() {
 		versions[r.GetName()] = r.GetVersion()

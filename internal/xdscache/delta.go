@@ -7,6 +7,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // deltaWatch is an open incremental request: parked, or answered and
@@ -92,7 +94,7 @@ func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscriptio
 			}
 		}
 	} else {
-		t.eachInView(sub, func(name string, _ *Resource) { check(name) })
+		t.eachInView(sub, func(name string, _ *xdsres.Resource) { check(name) })
 		for name := range returned {
 			if _, exists := t.lookup(name); !exists {
 				removed = append(removed, name)

@@ -8,6 +8,8 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // sotwWatch is an open state-of-the-world request.
@@ -130,13 +132,13 @@ func (t *typeState) sotwContent(sub cache.Subscription, returned map[string]stri
 	var next map[string]string
 	if fullState(t.typeURL) {
 		next = map[string]string{}
-		t.eachInView(sub, func(name string, r *Resource) {
+		t.eachInView(sub, func(name string, r *xdsres.Resource) {
 			names = append(names, name)
 			next[name] = r.Version
 		})
 	} else {
 		next = cloneReturned(returned)
-		t.eachInView(sub, func(name string, r *Resource) {
+		t.eachInView(sub, func(name string, r *xdsres.Resource) {
 			if v, had := returned[name]; !had || v != r.Version {
 				names = append(names, name)
 				next[name] = r.Version
@@ -153,7 +155,7 @@ func (t *typeState) sotwContent(sub cache.Subscription, returned map[string]stri
 }
 
 // eachInView calls fn for every existing resource the stream subscribes to.
-func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *Resource)) {
+func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *xdsres.Resource)) {
 	if sub.IsWildcard() {
 		for name, r := range t.resources {
 			fn(name, r)

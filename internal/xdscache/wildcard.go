@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // A gRPC client asks for the listener named by its dial target
@@ -17,13 +19,13 @@ import (
 // aliasEntry is an alias built from one version of its wildcard listener.
 type aliasEntry struct {
 	from string // the wildcard listener's version
-	res  *Resource
+	res  *xdsres.Resource
 }
 
 // lookup returns the resource a stream subscribed to name receives: the
 // resource of that name, or, where aliases are enabled, the alias of the
 // wildcard listener that serves it.
-func (t *typeState) lookup(name string) (*Resource, bool) {
+func (t *typeState) lookup(name string) (*xdsres.Resource, bool) {
 	if r, ok := t.resources[name]; ok || !t.wildcardAliases {
 		return r, ok
 	}
@@ -44,7 +46,7 @@ func (t *typeState) lookup(name string) (*Resource, bool) {
 		return nil, false
 	}
 	l.Name = name
-	r, err := Encode(l)
+	r, err := xdsres.Encode(l)
 	if err != nil {
 		return nil, false
 	}

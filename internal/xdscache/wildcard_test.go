@@ -6,6 +6,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func TestWildcardFor(t *testing.T) {
@@ -30,14 +32,14 @@ func TestWildcardFor(t *testing.T) {
 // with it.
 func TestGRPCListenerAlias(t *testing.T) {
 	c := New()
-	listener := func(name, stat string) Change {
-		r, err := NewResource(&envoy_config_listener_v3.Listener{Name: name, StatPrefix: stat})
+	listener := func(name, stat string) xdsres.Change {
+		r, err := xdsres.NewResource(&envoy_config_listener_v3.Listener{Name: name, StatPrefix: stat})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Change{TypeURL: resource.ListenerType, Name: name, Resource: r}
+		return xdsres.Change{TypeURL: resource.ListenerType, Name: name, Resource: r}
 	}
-	ts := c.groups[GroupGRPC][resource.ListenerType]
+	ts := c.groups[xdsres.GroupGRPC][resource.ListenerType]
 	get := func(name string) *envoy_config_listener_v3.Listener {
 		t.Helper()
 		r, ok := ts.lookup(name)
@@ -46,7 +48,7 @@ func TestGRPCListenerAlias(t *testing.T) {
 		}
 		return r.Decoded().(*envoy_config_listener_v3.Listener)
 	}
-	if err := c.Update(GroupGRPC, []Change{listener("*.example.com", "v1")}); err != nil {
+	if err := c.Update(xdsres.GroupGRPC, []xdsres.Change{listener("*.example.com", "v1")}); err != nil {
 		t.Fatal(err)
 	}
 	if l := get("api.example.com"); l.GetName() != "api.example.com" || l.GetStatPrefix() != "v1" {
@@ -55,7 +57,7 @@ func TestGRPCListenerAlias(t *testing.T) {
 	if l := get("a.b.example.com"); l != nil {
 		t.Errorf("a wildcard serves one label only, got %v", l)
 	}
-	if err := c.Update(GroupGRPC, []Change{listener("*.example.com", "v2"), listener("www.example.com", "exact")}); err != nil {
+	if err := c.Update(xdsres.GroupGRPC, []xdsres.Change{listener("*.example.com", "v2"), listener("www.example.com", "exact")}); err != nil {
 		t.Fatal(err)
 	}
 	if l := get("api.example.com"); l.GetStatPrefix() != "v2" {
@@ -64,13 +66,13 @@ func TestGRPCListenerAlias(t *testing.T) {
 	if l := get("www.example.com"); l.GetStatPrefix() != "exact" {
 		t.Errorf("the exact listener lost to the wildcard: %v", l)
 	}
-	if err := c.Update(GroupGRPC, []Change{{TypeURL: resource.ListenerType, Name: "*.example.com"}}); err != nil {
+	if err := c.Update(xdsres.GroupGRPC, []xdsres.Change{{TypeURL: resource.ListenerType, Name: "*.example.com"}}); err != nil {
 		t.Fatal(err)
 	}
 	if l := get("api.example.com"); l != nil {
 		t.Errorf("the alias outlived its wildcard: %v", l)
 	}
-	if _, ok := c.groups[GroupEnvoy][resource.ListenerType].lookup("api.example.com"); ok {
+	if _, ok := c.groups[xdsres.GroupEnvoy][resource.ListenerType].lookup("api.example.com"); ok {
 		t.Error("the envoy group has aliases")
 	}
 }
