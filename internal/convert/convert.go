@@ -167,7 +167,7 @@ func (c *converter) walk(n *yaml.Node, t reflect.Type, path string) {
 			ft, ok := fields[k.Value]
 			if !ok {
 				// Leaving out a false or null changes nothing: no warning.
-				if !(v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || (v.Tag == "!!bool" && v.Value == "false"))) {
+				if !isNullOrFalse(v) {
 					c.warn(k, path+"."+k.Value, "Switchyard has no such field; left out")
 				}
 				continue
@@ -227,4 +227,9 @@ func remove(m *yaml.Node, key string) {
 			return
 		}
 	}
+}
+
+// isNullOrFalse reports whether a YAML value is null or false.
+func isNullOrFalse(v *yaml.Node) bool {
+	return v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || (v.Tag == "!!bool" && v.Value == "false"))
 }

@@ -128,7 +128,7 @@ func isReqHeaderName(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+		if !isNameRune(r) {
 			return false
 		}
 	}
@@ -148,4 +148,9 @@ func hostFromHeader(value string) (string, bool) {
 		return "", false
 	}
 	return strings.ToLower(name), true
+}
+
+// isNameRune reports whether r may appear in the header name of %REQ(name)%.
+func isNameRune(r rune) bool {
+	return r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 }

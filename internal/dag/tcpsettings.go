@@ -20,7 +20,7 @@ func tcpConnectionSettings(tp *switchyardv1.TCPProxy, out *TCPProxy, st *Status)
 		d, err := time.ParseDuration(v)
 		switch {
 		case v == "infinity":
-			d, err = 0, nil
+			d = 0
 		case err == nil && d < 0:
 			st.addError(ErrTCPProxy, "InvalidIdleTimeout", "spec.tcpproxy.idleTimeout: %q is negative", v)
 			ok = false
