@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/explain"
@@ -157,7 +157,7 @@ func buildView(c *xdscache.Cache, sts []*dag.Status) *view {
 func (v *view) addVirtualHost(rcName string, vh *envoy_config_route_v3.VirtualHost) {
 	h := v.byHost[vh.GetName()]
 	if h == nil {
-		h = &host{Name: vh.GetName(), Proxy: ownerOf(vh.GetMetadata().GetFilterMetadata()[translator.MetadataNamespace])}
+		h = &host{Name: vh.GetName(), Proxy: ownerOf(vh.GetMetadata())}
 		v.byHost[h.Name] = h
 	}
 	h.RouteConfigs = append(h.RouteConfigs, rcName)
@@ -199,11 +199,8 @@ func (v *view) producedBy(proxy string) *produced {
 // route describes one Envoy route, and when it cannot carry traffic, why,
 // from the status of the HTTPProxy that wrote it.
 func (v *view) route(r *envoy_config_route_v3.Route) route {
-	md := r.GetMetadata().GetFilterMetadata()[translator.MetadataNamespace]
-	out := route{Name: r.GetName(), Match: explain.DescribeMatch(r.GetMatch()), Proxy: ownerOf(md), Index: -1}
-	if idx, ok := md.GetFields()[translator.MetadataRouteIndex]; ok {
-		out.Index = int(idx.GetNumberValue())
-	}
+	proxy, index := translator.MetadataOwner(r.GetMetadata())
+	out := route{Name: r.GetName(), Match: explain.DescribeMatch(r.GetMatch()), Proxy: proxy, Index: index}
 	switch a := r.GetAction().(type) {
 	case *envoy_config_route_v3.Route_Route:
 		out.Action = "route"
@@ -259,6 +256,7 @@ func (v *view) explainBroken(r *route) {
 
 // ownerOf returns the HTTPProxy named in Switchyard's metadata of a
 // virtual host or route.
-func ownerOf(md *structpb.Struct) string {
-	return md.GetFields()[translator.MetadataHTTPProxy].GetStringValue()
+func ownerOf(md *envoy_config_core_v3.Metadata) string {
+	proxy, _ := translator.MetadataOwner(md)
+	return proxy
 }

@@ -34,14 +34,13 @@ func (w *walk) matchRoutes(vh *envoy_config_route_v3.VirtualHost) *envoy_config_
 // owner reads the HTTPProxy (and route index) the translator records in
 // metadata, nil when there is none.
 func (w *walk) owner(md *envoy_config_core_v3.Metadata) *Owner {
-	fields := md.GetFilterMetadata()[translator.MetadataNamespace].GetFields()
-	proxy := fields[translator.MetadataHTTPProxy].GetStringValue()
+	proxy, idx := translator.MetadataOwner(md)
 	if proxy == "" {
 		return nil
 	}
 	o := &Owner{HTTPProxy: proxy}
-	if idx, ok := fields[translator.MetadataRouteIndex]; ok {
-		o.Field = fmt.Sprintf("spec.routes[%d]", int(idx.GetNumberValue()))
+	if idx >= 0 {
+		o.Field = fmt.Sprintf("spec.routes[%d]", idx)
 	}
 	o.Problems = relevant(w.res.Problems[proxy], o.Field)
 	return o

@@ -31,25 +31,34 @@ func routeMetadata(r *dag.Route) *envoy_config_core_v3.Metadata {
 	if r.Proxy.Name == "" {
 		return nil
 	}
-	return ownerMetadata(r.Proxy, map[string]*structpb.Value{
-		MetadataRouteIndex: structpb.NewNumberValue(float64(r.Index)),
-	})
+	md := ownerMetadata(r.Proxy)
+	md.FilterMetadata[MetadataNamespace].Fields[MetadataRouteIndex] = structpb.NewNumberValue(float64(r.Index))
+	return md
 }
 
 // ownedBy records the root HTTPProxy of the one virtual host of rc.
 func ownedBy(rc *envoy_config_route_v3.RouteConfiguration, proxy types.NamespacedName) *envoy_config_route_v3.RouteConfiguration {
 	if proxy.Name != "" {
-		rc.VirtualHosts[0].Metadata = ownerMetadata(proxy, nil)
+		rc.VirtualHosts[0].Metadata = ownerMetadata(proxy)
 	}
 	return rc
 }
 
-func ownerMetadata(proxy types.NamespacedName, fields map[string]*structpb.Value) *envoy_config_core_v3.Metadata {
-	if fields == nil {
-		fields = map[string]*structpb.Value{}
-	}
-	fields[MetadataHTTPProxy] = structpb.NewStringValue(proxy.String())
+func ownerMetadata(proxy types.NamespacedName) *envoy_config_core_v3.Metadata {
 	return &envoy_config_core_v3.Metadata{FilterMetadata: map[string]*structpb.Struct{
-		MetadataNamespace: {Fields: fields},
+		MetadataNamespace: {Fields: map[string]*structpb.Value{MetadataHTTPProxy: structpb.NewStringValue(proxy.String())}},
 	}}
+}
+
+// MetadataOwner reads what routeMetadata and ownedBy record: the
+// HTTPProxy, and on a route its spec.routes index (-1 when there is none).
+// proxy is "" when the metadata names none.
+func MetadataOwner(md *envoy_config_core_v3.Metadata) (proxy string, index int) {
+	fields := md.GetFilterMetadata()[MetadataNamespace].GetFields()
+	proxy = fields[MetadataHTTPProxy].GetStringValue()
+	index = -1
+	if v, ok := fields[MetadataRouteIndex]; ok {
+		index = int(v.GetNumberValue())
+	}
+	return proxy, index
 }

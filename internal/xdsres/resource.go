@@ -54,9 +54,11 @@ func (r *Resource) Decoded() proto.Message {
 	return m
 }
 
-// vtMarshaler is implemented by the Envoy protos, whose generated vtproto
-// code encodes without reflection; the Strict variant sorts map entries,
-// which makes it deterministic.
+// vtMarshaler is implemented by the Envoy protos when built with
+// -tags vtprotobuf: generated code that encodes without reflection. Its
+// Strict variant writes fields in canonical order but map entries in Go's
+// map order, so it is deterministic only for messages without a map of
+// two entries or more (see vtDeterministic).
 type vtMarshaler interface {
 	MarshalVTStrict() ([]byte, error)
 }
@@ -64,10 +66,24 @@ type vtMarshaler interface {
 // Marshal encodes a message deterministically, so that equal messages
 // always give equal bytes.
 func Marshal(m proto.Message) ([]byte, error) {
-	if vt, ok := m.(vtMarshaler); ok {
+	if vt, ok := m.(vtMarshaler); ok && vtDeterministic(m) {
 		return vt.MarshalVTStrict()
 	}
 	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+}
+
+// vtDeterministic reports whether the vtproto encoder gives the same bytes
+// every time for a resource of m's type as Switchyard fills it. Route
+// configurations carry maps of several entries (typed_per_filter_config
+// with the RBAC, rate limit, CORS and authorization settings of a route,
+// and the owner metadata), which vtproto writes in random order: they go
+// through the reflection encoder, whose Deterministic option sorts them.
+// Every other type Switchyard serves keeps its maps to one entry or
+// packs them into Anys encoded deterministically; the vtprotobuf build
+// of the engine's tests (make unit-vtproto) fails if that changes.
+func vtDeterministic(m proto.Message) bool {
+	_, routes := m.(*envoy_config_route_v3.RouteConfiguration)
+	return !routes
 }
 
 // NewResource encodes a resource and derives its version from the bytes.
