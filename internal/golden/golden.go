@@ -57,9 +57,11 @@ type Case struct {
 //	# testdata/<case>/options.yaml
 //	globalAuthorization: auth/authz   # --global-authorization auth/authz
 //	drainZones: [zone-b]              # --drain-zone zone-b (repeatable)
+//	mesh: true                        # --mesh
 type Options struct {
 	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
 	DrainZones          []string `json:"drainZones,omitempty"`
+	Mesh                bool     `json:"mesh,omitempty"`
 }
 
 // Dirs returns the case directories under root that have an input.yaml,
@@ -117,6 +119,7 @@ func Load(dir, tmp string) (*Case, error) {
 		c.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: ns, Name: name}
 	}
 	c.Translator.DrainZones = opts.DrainZones
+	c.DAG.Mesh = opts.Mesh
 	return c, nil
 }
 

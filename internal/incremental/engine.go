@@ -95,6 +95,7 @@ type Engine struct {
 
 	claims   claims
 	statuses statusTable
+	mesh     meshUnit
 	shared   sharedTables
 	https    httpsListener
 	targets  map[xdscache.Group]Targets
@@ -237,6 +238,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	e.dropAssignments()
 	e.touchObjectStatuses()
 	e.statuses.recompute(e)
+	e.updateMesh(ch)
 	e.https.publish(e)
 	e.keepKeyPairsSmall()
 

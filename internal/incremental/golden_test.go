@@ -101,6 +101,15 @@ func keysOf(s *objects.Snapshot) []objects.Key {
 	for name := range s.Nodes {
 		add(objects.KindNode, types.NamespacedName{Name: name})
 	}
+	for name := range s.Namespaces {
+		add(objects.KindNamespace, types.NamespacedName{Name: name})
+	}
+	for nn := range s.TrafficSplits {
+		add(objects.KindTrafficSplit, nn)
+	}
+	for nn := range s.HTTPRouteGroups {
+		add(objects.KindHTTPRouteGroup, nn)
+	}
 	slices.SortFunc(keys, objects.Key.Compare)
 	return keys
 }
