@@ -15,8 +15,8 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 //
 //   - metadata.managedFields and kubectl's last-applied annotation, from
 //     every object;
-//   - a Node's status (images, conditions, addresses): builds read only
-//     its labels and annotations;
+//   - a Node's status (images, conditions, addresses) and a Namespace's
+//     spec and status: builds read only their labels and annotations;
 //   - the data of Secrets that cannot hold a certificate: only
 //     kubernetes.io/tls and Opaque Secrets keep theirs (service account
 //     tokens, registry credentials, Helm releases do not).
@@ -38,6 +38,8 @@ func transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Node:
 		o.Status = corev1.NodeStatus{}
+	case *corev1.Namespace:
+		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}
 	case *corev1.Secret:
 		if !keepsData(o.Type) {
 			o.Data, o.StringData = nil, nil
