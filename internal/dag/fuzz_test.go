@@ -102,6 +102,7 @@ func translateAll(d *dag.DAG, snap *objects.Snapshot) map[xdscache.Group]*transl
 		xdscache.GroupEnvoy: translator.Envoy(d, snap, o),
 		xdscache.GroupGRPC:  translator.GRPC(d, snap, o),
 		xdscache.GroupDNS:   translator.DNS(d, snap, o),
+		xdscache.GroupMesh:  translator.MeshNode(d, snap, o),
 	}
 }
 

@@ -165,7 +165,13 @@ func httpAppProtocol(p corev1.ServicePort) bool {
 // route over the same services share one cluster.
 func meshSpec(p corev1.ServicePort, backends []Backend) ClusterSpec {
 	sortBackends(backends)
-	return ClusterSpec{Backends: mergeDuplicateBackends(backends), Protocol: protocolFromAppProtocol(p), LoadBalancer: LBRoundRobin}
+	protocol := protocolFromAppProtocol(p)
+	if a := p.AppProtocol; protocol == "" && a != nil && (strings.EqualFold(*a, "grpc") || strings.EqualFold(*a, "http2")) {
+		// gRPC is HTTP/2 in the clear unless the port says tls; the node
+		// proxy must not speak HTTP/1.1 to it.
+		protocol = "h2c"
+	}
+	return ClusterSpec{Backends: mergeDuplicateBackends(backends), Protocol: protocol, LoadBalancer: LBRoundRobin}
 }
 
 // splitPlan is a TrafficSplit checked on its own.

@@ -140,6 +140,16 @@ func readOptions(dir string) (Options, error) {
 	return o, nil
 }
 
+// Groups are the groups the case has goldens for: every group, but the
+// mesh's node proxies only for cases run with --mesh (without it that
+// group is always empty).
+func (c *Case) Groups() []string {
+	if c.DAG.Mesh {
+		return render.Groups
+	}
+	return slices.DeleteFunc(slices.Clone(render.Groups), func(g string) bool { return g == "mesh" })
+}
+
 // Path is the golden file of a group.
 func (c *Case) Path(group string) string { return filepath.Join(c.Dir, group+".yaml") }
 

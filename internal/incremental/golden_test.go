@@ -233,7 +233,8 @@ func (r *run) check(when string) {
 func (r *run) matchGolden(c *golden.Case, when string) {
 	r.t.Helper()
 	r.check(when)
-	for _, g := range xdscache.Groups {
+	for _, name := range c.Groups() {
+		g := xdscache.Group(name)
 		got, err := c.Document(r.output(g))
 		if err != nil {
 			r.t.Fatal(err)

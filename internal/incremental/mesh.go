@@ -27,6 +27,9 @@ type meshUnit struct {
 	backends map[types.NamespacedName]bool
 	// out is, per mesh Service, its resources per group.
 	out map[string]map[xdscache.Group][]*xdscache.Resource
+	// node is the node proxies' resources, made for the mesh as a whole:
+	// a listener serves every Service with its port.
+	node []*xdscache.Resource
 	// served is what the mesh last put in the targets, per group, type
 	// and name.
 	served map[xdscache.Group]map[string]map[string]*xdscache.Resource
@@ -106,6 +109,12 @@ func (m *meshUnit) translate(e *Engine) {
 		}
 		m.out[ms.Name] = byGroup
 	}
+	m.node = nil
+	for _, msg := range translator.MeshNode(&dag.DAG{Mesh: m.res.Services}, e.snap, e.cfg.Translator).All() {
+		if r := e.keep(encode(msg)); r != nil {
+			m.node = append(m.node, r)
+		}
+	}
 }
 
 // publishMesh sets the targets to the mesh's resources, for the names the
@@ -113,20 +122,26 @@ func (m *meshUnit) translate(e *Engine) {
 func (e *Engine) publishMesh(d *dag.DAG) {
 	m := &e.mesh
 	next := map[xdscache.Group]map[string]map[string]*xdscache.Resource{}
+	put := func(g xdscache.Group, r *xdscache.Resource) {
+		t := r.Any.TypeUrl
+		if next[g] == nil {
+			next[g] = map[string]map[string]*xdscache.Resource{}
+		}
+		if next[g][t] == nil {
+			next[g][t] = map[string]*xdscache.Resource{}
+		}
+		next[g][t][r.Name] = r
+	}
+	for _, r := range m.node {
+		put(xdscache.GroupMesh, r)
+	}
 	for name, byGroup := range m.out {
 		for g, rs := range byGroup {
 			if meshNameTaken(d, g, name) {
 				continue
 			}
 			for _, r := range rs {
-				t := r.Any.TypeUrl
-				if next[g] == nil {
-					next[g] = map[string]map[string]*xdscache.Resource{}
-				}
-				if next[g][t] == nil {
-					next[g][t] = map[string]*xdscache.Resource{}
-				}
-				next[g][t][r.Name] = r
+				put(g, r)
 			}
 		}
 	}

@@ -24,4 +24,5 @@ var groups = []groupDef{
 	{name: xdscache.GroupEnvoy, staged: true},
 	{name: xdscache.GroupGRPC, staged: true, warmupRoutes: true},
 	{name: xdscache.GroupDNS},
+	{name: xdscache.GroupMesh, staged: true},
 }

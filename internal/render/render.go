@@ -57,7 +57,7 @@ type Options struct {
 }
 
 // Groups are the consumer groups render knows.
-var Groups = []string{"envoy", "grpc", "dns"}
+var Groups = []string{"envoy", "grpc", "dns", "mesh"}
 
 // Run builds the snapshot the way serve does — the incremental engine,
 // then the gate before the cache (internal/pipeline) — and translates the

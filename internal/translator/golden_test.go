@@ -84,7 +84,7 @@ func goldenCase(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	checkEmbeddedCert(t, c.Input)
-	for _, group := range render.Groups {
+	for _, group := range c.Groups() {
 		t.Run(group, func(t *testing.T) {
 			out, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: group})
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // ForGroup translates the DAG for the consumer group of that name: Envoy
-// for "envoy", GRPC for "grpc", DNS for "dns". It is the one place that
+// for "envoy", GRPC for "grpc", DNS for "dns", MeshNode for "mesh". It is the one place that
 // maps a group to its translation, for callers that pick the group at run
 // time; any other name is an error.
 func ForGroup(group string, d *dag.DAG, snap *objects.Snapshot, opts Options) (*Resources, error) {
@@ -19,6 +19,8 @@ func ForGroup(group string, d *dag.DAG, snap *objects.Snapshot, opts Options) (*
 		return GRPC(d, snap, opts), nil
 	case "dns":
 		return DNS(d, snap, opts), nil
+	case "mesh":
+		return MeshNode(d, snap, opts), nil
 	}
 	return nil, fmt.Errorf("unknown group %q", group)
 }

@@ -19,11 +19,14 @@ const (
 	GroupEnvoy Group = "envoy"
 	GroupGRPC  Group = "grpc"
 	GroupDNS   Group = "dns"
-	GroupNone  Group = ""
+	// GroupMesh is the mesh's node proxies: Envoys that receive the mesh
+	// Services' listeners and nothing of the ingress.
+	GroupMesh Group = "mesh"
+	GroupNone Group = ""
 )
 
 // Groups lists every group, in a fixed order.
-var Groups = []Group{GroupEnvoy, GroupGRPC, GroupDNS}
+var Groups = []Group{GroupEnvoy, GroupGRPC, GroupDNS, GroupMesh}
 
 // GroupMetadataKey is the node metadata field that names a node's group.
 const GroupMetadataKey = "switchyard.dev/group"
@@ -32,7 +35,7 @@ const GroupMetadataKey = "switchyard.dev/group"
 const DNSNodeID = "coredns"
 
 // GroupOf maps a connecting node to its group: node metadata
-// switchyard.dev/group (envoy, grpc or dns) decides; else the user agent
+// switchyard.dev/group (envoy, grpc, dns or mesh) decides; else the user agent
 // ("envoy" is Envoy, "gRPC ..." a proxyless gRPC client); else a node id of
 // "coredns" is a DNS balancer; else the node is treated as Envoy. A
 // request without a node (go-control-plane hands one an empty node) is in
@@ -44,7 +47,7 @@ func GroupOf(node *envoy_config_core_v3.Node) Group {
 	}
 	if v := node.GetMetadata().GetFields()[GroupMetadataKey]; v != nil {
 		switch g := Group(v.GetStringValue()); g {
-		case GroupEnvoy, GroupGRPC, GroupDNS:
+		case GroupEnvoy, GroupGRPC, GroupDNS, GroupMesh:
 			return g
 		}
 	}
@@ -97,6 +100,7 @@ var allowedTypes = map[Group]map[string]bool{
 	GroupEnvoy: {resource.SecretType: true, resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.ScopedRouteType: true, resource.RouteType: true},
 	GroupGRPC:  {resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.RouteType: true},
 	GroupDNS:   {resource.ClusterType: true, resource.EndpointType: true},
+	GroupMesh:  {resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.RouteType: true},
 }
 
 // TypesOf lists the types a group receives, in push order.

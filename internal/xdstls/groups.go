@@ -28,7 +28,7 @@ import (
 const groupURIPrefix = "urn:switchyard:group:"
 
 // AllGroups are the groups a certificate may name.
-var AllGroups = []string{string(xdscache.GroupEnvoy), string(xdscache.GroupGRPC), string(xdscache.GroupDNS)}
+var AllGroups = []string{string(xdscache.GroupEnvoy), string(xdscache.GroupGRPC), string(xdscache.GroupDNS), string(xdscache.GroupMesh)}
 
 // GroupURI is the URI SAN that lets a certificate join group g.
 func GroupURI(g string) (*url.URL, error) {
