@@ -37,6 +37,7 @@ import (
 type bootstrapOptions struct {
 	xdsAddress     string
 	xdsAPI         string
+	group          string
 	nodeID         string
 	nodeCluster    string
 	adminAddress   string
@@ -63,6 +64,7 @@ func newBootstrapCommand() *cobra.Command {
 	o := bootstrapOptions{
 		xdsAddress:     "127.0.0.1:8001",
 		xdsAPI:         "delta",
+		group:          "envoy",
 		nodeCluster:    "switchyard-envoy",
 		adminAddress:   "127.0.0.1",
 		adminPort:      9001,
@@ -120,6 +122,7 @@ examples/deploy.`,
 	f := cmd.Flags()
 	f.StringVar(&o.xdsAddress, "xds-address", o.xdsAddress, "HOST:PORT of the control plane's xDS server (a DNS name is resolved by Envoy)")
 	f.StringVar(&o.xdsAPI, "xds-api", o.xdsAPI, "delta (incremental, the default: an endpoint change sends one load assignment) or sotw (state of the world) ADS")
+	f.StringVar(&o.group, "group", o.group, "consumer group Envoy joins: envoy (the ingress) or mesh (a node proxy of the mesh, see site/mesh.md)")
 	f.StringVar(&o.nodeID, "node-id", "", "Envoy's node id (default: $POD_NAME, else the host name)")
 	f.StringVar(&o.nodeCluster, "node-cluster", o.nodeCluster, "Envoy's node cluster, the prefix of its stats")
 	f.StringVar(&o.adminAddress, "admin-address", o.adminAddress, "address of Envoy's admin interface; keep it on loopback")
@@ -162,6 +165,9 @@ func (o bootstrapOptions) bootstrap() (*envoy_config_bootstrap_v3.Bootstrap, err
 		return nil, fmt.Errorf("--xds-address: %v", err)
 	}
 	apiType := envoy_config_core_v3.ApiConfigSource_GRPC
+	if o.group != "envoy" && o.group != "mesh" {
+		return nil, fmt.Errorf("--group %q: use envoy or mesh", o.group)
+	}
 	switch o.xdsAPI {
 	case "sotw":
 	case "delta":
@@ -182,7 +188,7 @@ func (o bootstrapOptions) bootstrap() (*envoy_config_bootstrap_v3.Bootstrap, err
 			Id:      o.nodeID,
 			Cluster: o.nodeCluster,
 			Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-				"switchyard.dev/group": structpb.NewStringValue("envoy"),
+				"switchyard.dev/group": structpb.NewStringValue(o.group),
 			}},
 		},
 		Admin: &envoy_config_bootstrap_v3.Admin{Address: socketAddress(o.adminAddress, o.adminPort)},
