@@ -36,6 +36,9 @@ type MeshService struct {
 	Split *types.NamespacedName
 	// Ports are sorted by port number.
 	Ports []MeshPort
+	// Access is nil when every caller may call the Service (no
+	// TrafficTarget names its pods), else who may (meshaccess.go).
+	Access *MeshAccess
 }
 
 // MeshPort is one TCP port of a mesh Service.
@@ -68,7 +71,8 @@ type MeshRoute struct {
 // MeshResult is the mesh's part of a build.
 type MeshResult struct {
 	Services []*MeshService
-	// Statuses has one entry per TrafficSplit, sorted by key.
+	// Statuses has one entry per TrafficSplit and TrafficTarget, sorted
+	// by key.
 	Statuses []*Status
 }
 
@@ -84,8 +88,8 @@ func InMesh(snap *objects.Snapshot, svc *corev1.Service) bool {
 
 // BuildMesh selects the mesh from the snapshot: every mesh Service with
 // the TrafficSplit on it applied. It reads Services, Namespaces,
-// TrafficSplits and HTTPRouteGroups, never HTTPProxies: the mesh shares
-// the DAG's clusters, not its virtual hosts.
+// TrafficSplits, HTTPRouteGroups, TrafficTargets and Pods, never
+// HTTPProxies: the mesh shares the DAG's clusters, not its virtual hosts.
 func BuildMesh(snap *objects.Snapshot) *MeshResult {
 	res := &MeshResult{}
 	splits := splitsByRoot(snap, res)
@@ -134,6 +138,7 @@ func BuildMesh(snap *objects.Snapshot) *MeshResult {
 	for _, st := range res.Statuses {
 		st.finalize(objects.KindTrafficSplit.String())
 	}
+	applyTargets(snap, res)
 	sort.Slice(res.Statuses, func(i, j int) bool { return res.Statuses[i].Key.Less(res.Statuses[j].Key) })
 	return res
 }

@@ -14,6 +14,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
 	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
 	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
@@ -37,11 +38,13 @@ func newScheme() *runtime.Scheme {
 	utilruntime.Must(switchyardv1alpha1.AddToScheme(s))
 	utilruntime.Must(splitv1alpha4.AddToScheme(s))
 	utilruntime.Must(specsv1alpha4.AddToScheme(s))
+	utilruntime.Must(accessv1alpha3.AddToScheme(s))
 	s.AddKnownTypes(corev1.SchemeGroupVersion,
 		&corev1.Service{}, &corev1.ServiceList{},
 		&corev1.Secret{}, &corev1.SecretList{},
 		&corev1.Node{}, &corev1.NodeList{},
 		&corev1.Namespace{}, &corev1.NamespaceList{},
+		&corev1.Pod{}, &corev1.PodList{},
 		&corev1.List{},
 	)
 	s.AddKnownTypes(discoveryv1.SchemeGroupVersion, &discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{})
@@ -61,6 +64,8 @@ var readAs = map[string]schema.GroupVersion{
 	"Namespace":                corev1.SchemeGroupVersion,
 	"TrafficSplit":             splitv1alpha4.SchemeGroupVersion,
 	"HTTPRouteGroup":           specsv1alpha4.SchemeGroupVersion,
+	"TrafficTarget":            accessv1alpha3.SchemeGroupVersion,
+	"Pod":                      corev1.SchemeGroupVersion,
 }
 
 // maxListDepth bounds Lists nested in Lists; real manifests nest at most once.

@@ -110,6 +110,12 @@ func keysOf(s *objects.Snapshot) []objects.Key {
 	for nn := range s.HTTPRouteGroups {
 		add(objects.KindHTTPRouteGroup, nn)
 	}
+	for nn := range s.TrafficTargets {
+		add(objects.KindTrafficTarget, nn)
+	}
+	for nn := range s.Pods {
+		add(objects.KindPod, nn)
+	}
 	slices.SortFunc(keys, objects.Key.Compare)
 	return keys
 }

@@ -15,7 +15,7 @@ import (
 // meshUnit is the mesh as one unit: dag.BuildMesh's result and, per mesh
 // Service, its translation for the grpc and dns groups. The mesh is
 // rebuilt whole when an object it reads changes (a Service, a Namespace,
-// a TrafficSplit, an HTTPRouteGroup) and retranslated when the endpoints
+// a TrafficSplit, an HTTPRouteGroup, a TrafficTarget, a Pod) and retranslated when the endpoints
 // of one of its backends change: it reads no HTTPProxy, so roots never
 // make it rebuild. Its cost is in proportion to the mesh, not to the
 // ingress; finer units (one per mesh Service) are the next step if meshes
@@ -41,6 +41,7 @@ type meshUnit struct {
 var meshKinds = map[objects.Kind]bool{
 	objects.KindService: true, objects.KindNamespace: true,
 	objects.KindTrafficSplit: true, objects.KindHTTPRouteGroup: true,
+	objects.KindTrafficTarget: true, objects.KindPod: true,
 }
 
 // updateMesh rebuilds or retranslates the mesh where the update needs it,

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
 	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
 	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
@@ -28,9 +29,10 @@ func createSMI(t *testing.T, gv schema.GroupVersion, resource, ns string, obj ru
 	}
 }
 
-// TestMeshKinds reads TrafficSplits, HTTPRouteGroups and Namespaces from
-// the real API server when the source runs for the mesh, Namespaces
-// trimmed to their metadata, and picks up a split's edit.
+// TestMeshKinds reads TrafficSplits, HTTPRouteGroups, TrafficTargets,
+// Pods and Namespaces from the real API server when the source runs for
+// the mesh, Namespaces and Pods trimmed to what the mesh reads, and picks
+// up a split's edit.
 func TestMeshKinds(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
@@ -58,6 +60,28 @@ func TestMeshKinds(t *testing.T) {
 		}},
 	})
 
+	createSMI(t, accessv1alpha3.SchemeGroupVersion, "traffictargets", ns, &accessv1alpha3.TrafficTarget{
+		ObjectMeta: metav1.ObjectMeta{Name: "reviews", Namespace: ns},
+		Spec: accessv1alpha3.TrafficTargetSpec{
+			Destination: accessv1alpha3.IdentityBindingSubject{Kind: "ServiceAccount", Name: "reviews"},
+			Sources:     []accessv1alpha3.IdentityBindingSubject{{Kind: "ServiceAccount", Name: "productpage"}},
+		},
+	})
+	pod, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "productpage-1", Namespace: ns, Labels: map[string]string{"app": "productpage"}},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "productpage",
+			Containers:         []corev1.Container{{Name: "app", Image: "app", Env: []corev1.EnvVar{{Name: "BIG", Value: "never read"}}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.PodIP, pod.Status.PodIPs = "10.3.0.1", []corev1.PodIP{{IP: "10.3.0.1"}}
+	if _, err := env.Client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	src, err := k8ssource.New(k8ssource.Config{REST: env.Config, Namespaces: []string{ns}, Mesh: true, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +103,17 @@ func TestMeshKinds(t *testing.T) {
 	rg, _ := got[objects.Key{Kind: objects.KindHTTPRouteGroup, Namespace: ns, Name: "canary"}].(*specsv1alpha4.HTTPRouteGroup)
 	if rg == nil || len(rg.Spec.Matches) != 1 || rg.Spec.Matches[0].Headers["x-canary"] != "1" {
 		t.Fatalf("HTTPRouteGroup read as %+v", rg)
+	}
+	tt, _ := got[objects.Key{Kind: objects.KindTrafficTarget, Namespace: ns, Name: "reviews"}].(*accessv1alpha3.TrafficTarget)
+	if tt == nil || tt.Spec.Destination.Name != "reviews" || len(tt.Spec.Sources) != 1 {
+		t.Fatalf("TrafficTarget read as %+v", tt)
+	}
+	p, _ := got[objects.Key{Kind: objects.KindPod, Namespace: ns, Name: "productpage-1"}].(*corev1.Pod)
+	if p == nil || p.Spec.ServiceAccountName != "productpage" || len(p.Status.PodIPs) != 1 || p.Status.PodIPs[0].IP != "10.3.0.1" || p.Labels["app"] != "productpage" {
+		t.Fatalf("Pod read as %+v", p)
+	}
+	if len(p.Spec.Containers) != 0 || p.Status.PodIP != "" {
+		t.Errorf("the Pod keeps what no build reads: %d containers, podIP %q", len(p.Spec.Containers), p.Status.PodIP)
 	}
 	nsObj, _ := got[objects.Key{Kind: objects.KindNamespace, Name: ns}].(*corev1.Namespace)
 	if nsObj == nil || nsObj.Annotations["switchyard.dev/mesh"] != "true" {

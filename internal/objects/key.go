@@ -22,6 +22,8 @@ const (
 	KindNamespace
 	KindTrafficSplit
 	KindHTTPRouteGroup
+	KindTrafficTarget
+	KindPod
 )
 
 var kindNames = map[Kind]string{
@@ -35,6 +37,8 @@ var kindNames = map[Kind]string{
 	KindNamespace:                "Namespace",
 	KindTrafficSplit:             "TrafficSplit",
 	KindHTTPRouteGroup:           "HTTPRouteGroup",
+	KindTrafficTarget:            "TrafficTarget",
+	KindPod:                      "Pod",
 }
 
 // String returns the Kubernetes kind name.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
 	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
 	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
@@ -36,6 +37,10 @@ type Snapshot struct {
 	Namespaces      map[string]*corev1.Namespace
 	TrafficSplits   map[types.NamespacedName]*splitv1alpha4.TrafficSplit
 	HTTPRouteGroups map[types.NamespacedName]*specsv1alpha4.HTTPRouteGroup
+	// TrafficTargets and Pods decide who may call a mesh Service: Pods
+	// give the ServiceAccount each pod IP runs as.
+	TrafficTargets map[types.NamespacedName]*accessv1alpha3.TrafficTarget
+	Pods           map[types.NamespacedName]*corev1.Pod
 
 	// slicesByService indexes EndpointSlices by the Service they belong to,
 	// so that building a ClusterLoadAssignment touches only its slices.
@@ -59,6 +64,8 @@ func NewSnapshot() *Snapshot {
 		Namespaces:        map[string]*corev1.Namespace{},
 		TrafficSplits:     map[types.NamespacedName]*splitv1alpha4.TrafficSplit{},
 		HTTPRouteGroups:   map[types.NamespacedName]*specsv1alpha4.HTTPRouteGroup{},
+		TrafficTargets:    map[types.NamespacedName]*accessv1alpha3.TrafficTarget{},
+		Pods:              map[types.NamespacedName]*corev1.Pod{},
 
 		slicesByService:        map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
 		delegationsByNamespace: map[string]map[string]*switchyardv1.TLSCertificateDelegation{},
@@ -88,6 +95,10 @@ func KeyOf(obj runtime.Object) (Key, error) {
 		return Key{KindTrafficSplit, o.Namespace, o.Name}, nil
 	case *specsv1alpha4.HTTPRouteGroup:
 		return Key{KindHTTPRouteGroup, o.Namespace, o.Name}, nil
+	case *accessv1alpha3.TrafficTarget:
+		return Key{KindTrafficTarget, o.Namespace, o.Name}, nil
+	case *corev1.Pod:
+		return Key{KindPod, o.Namespace, o.Name}, nil
 	default:
 		return Key{}, fmt.Errorf("unsupported object type %T", obj)
 	}
@@ -124,6 +135,10 @@ func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
 		s.TrafficSplits[nn] = o
 	case *specsv1alpha4.HTTPRouteGroup:
 		s.HTTPRouteGroups[nn] = o
+	case *accessv1alpha3.TrafficTarget:
+		s.TrafficTargets[nn] = o
+	case *corev1.Pod:
+		s.Pods[nn] = o
 	}
 	return key, nil
 }
@@ -154,6 +169,10 @@ func (s *Snapshot) Delete(key Key) {
 		delete(s.TrafficSplits, nn)
 	case KindHTTPRouteGroup:
 		delete(s.HTTPRouteGroups, nn)
+	case KindTrafficTarget:
+		delete(s.TrafficTargets, nn)
+	case KindPod:
+		delete(s.Pods, nn)
 	}
 }
 
@@ -182,6 +201,10 @@ func (s *Snapshot) Get(key Key) runtime.Object {
 		obj = nilSafe(s.TrafficSplits[nn])
 	case KindHTTPRouteGroup:
 		obj = nilSafe(s.HTTPRouteGroups[nn])
+	case KindTrafficTarget:
+		obj = nilSafe(s.TrafficTargets[nn])
+	case KindPod:
+		obj = nilSafe(s.Pods[nn])
 	}
 	return obj
 }

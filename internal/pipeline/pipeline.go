@@ -280,5 +280,11 @@ func SnapshotChanges(snap *objects.Snapshot) []objects.Change {
 	for nn, o := range snap.HTTPRouteGroups {
 		add(objects.KindHTTPRouteGroup, nn, o)
 	}
+	for nn, o := range snap.TrafficTargets {
+		add(objects.KindTrafficTarget, nn, o)
+	}
+	for nn, o := range snap.Pods {
+		add(objects.KindPod, nn, o)
+	}
 	return out
 }

@@ -31,7 +31,9 @@ func MeshNodeListenerName(port int32) string { return "mesh/" + strconv.Itoa(int
 //     proxy (they are still served to gRPC and DNS clients).
 //
 // Clusters are Envoy's own, named as in the grpc group, so a split's
-// dead backend gives its share to the others here too.
+// dead backend gives its share to the others here too. A Service that
+// TrafficTargets name admits only their sources' pod IPs (meshaccess.go):
+// per virtual host on HTTP ports, on the whole listener on TCP ones.
 func MeshNode(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 	res := &Resources{}
 	if d == nil {
@@ -74,7 +76,7 @@ func MeshNode(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 		}
 		c := meshPortOf(u.tcp, port).Cluster
 		clusters[c.Name] = c
-		res.Listeners = append(res.Listeners, meshTCPListener(port, c, opts))
+		res.Listeners = append(res.Listeners, meshTCPListener(port, c, u.tcp.Access, opts))
 	}
 	for _, c := range clusters {
 		named := &dag.Cluster{Name: MeshClusterName(c), Spec: c.Spec}
@@ -96,7 +98,7 @@ func meshPortOf(ms *dag.MeshService, port int32) dag.MeshPort {
 
 func meshHTTPListener(port int32, opts Options) *envoy_config_listener_v3.Listener {
 	name := MeshNodeListenerName(port)
-	hcm := httpConnectionManager(name)
+	hcm := httpConnectionManager(name, meshHTTPRBACFilter())
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_Rds{
 		Rds: &envoy_filter_network_http_connection_manager_v3.Rds{ConfigSource: adsConfigSource(), RouteConfigName: name},
 	}
@@ -107,19 +109,24 @@ func meshHTTPListener(port int32, opts Options) *envoy_config_listener_v3.Listen
 	}
 }
 
-func meshTCPListener(port int32, c *dag.Cluster, opts Options) *envoy_config_listener_v3.Listener {
+func meshTCPListener(port int32, c *dag.Cluster, access *dag.MeshAccess, opts Options) *envoy_config_listener_v3.Listener {
 	name := MeshNodeListenerName(port)
 	tcp := &envoy_filter_network_tcp_proxy_v3.TcpProxy{
 		StatPrefix:       name,
 		ClusterSpecifier: &envoy_filter_network_tcp_proxy_v3.TcpProxy_Cluster{Cluster: MeshClusterName(c)},
 	}
+	var filters []*envoy_config_listener_v3.Filter
+	if access != nil {
+		filters = append(filters, meshNetworkRBACFilter(name, access))
+	}
+	filters = append(filters, &envoy_config_listener_v3.Filter{
+		Name:       filterTCPProxy,
+		ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(tcp)},
+	})
 	return &envoy_config_listener_v3.Listener{
-		Name:    name,
-		Address: socketAddress(opts.ListenAddress, uint32(port)),
-		FilterChains: []*envoy_config_listener_v3.FilterChain{{Filters: []*envoy_config_listener_v3.Filter{{
-			Name:       filterTCPProxy,
-			ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(tcp)},
-		}}}},
+		Name:         name,
+		Address:      socketAddress(opts.ListenAddress, uint32(port)),
+		FilterChains: []*envoy_config_listener_v3.FilterChain{{Filters: filters}},
 	}
 }
 
@@ -133,6 +140,7 @@ func meshNodeRoutes(port int32, services []*dag.MeshService, clusters map[string
 		vh := meshRouteConfig("", ms.Name, p).VirtualHosts[0]
 		long := ms.Name + ".svc.cluster.local"
 		vh.Domains = []string{ms.Name, ms.Name + ps, long, long + ps}
+		vh.TypedPerFilterConfig = meshVirtualHostRBAC(ms.Access)
 		rc.VirtualHosts = append(rc.VirtualHosts, vh)
 		clusters[p.Cluster.Name] = p.Cluster
 		for _, r := range p.Routes {
