@@ -1,11 +1,14 @@
 package incremental
 
 import (
+	"fmt"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
 	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -35,6 +38,27 @@ func addMesh(snap *objects.Snapshot) []objects.Key {
 			}},
 		}
 		k, _ = snap.Upsert(ts)
+		keys = append(keys, k)
+		// The first Service's pods run as a destination its second
+		// Service's pods may call, so that access is resolved too.
+		for i, name := range names[:2] {
+			svc := snap.Services[types.NamespacedName{Namespace: ns, Name: name}]
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-pod", Labels: svc.Spec.Selector},
+				Spec:       corev1.PodSpec{ServiceAccountName: name},
+				Status:     corev1.PodStatus{PodIPs: []corev1.PodIP{{IP: fmt.Sprintf("10.250.%d.%d", len(keys)%250, i+1)}}},
+			}
+			k, _ = snap.Upsert(pod)
+			keys = append(keys, k)
+		}
+		tt := &accessv1alpha3.TrafficTarget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "target"},
+			Spec: accessv1alpha3.TrafficTargetSpec{
+				Destination: accessv1alpha3.IdentityBindingSubject{Kind: "ServiceAccount", Name: names[0]},
+				Sources:     []accessv1alpha3.IdentityBindingSubject{{Kind: "ServiceAccount", Name: names[1]}},
+			},
+		}
+		k, _ = snap.Upsert(tt)
 		keys = append(keys, k)
 	}
 	return keys
