@@ -142,3 +142,66 @@ bench:
 	@echo "nproc: $$(nproc)"; grep -m1 'model name' /proc/cpuinfo || true; $(GO) version; uptime
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 30m $(BENCH_PKGS)
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench Large -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS)
+	$(MAKE) --no-print-directory bench-dir
+
+# The directory-driven benchmarks read what `switchyard gen` writes, in the
+# shape of site/performance.md: per 1,000 roots, 100 included proxies, 2
+# routes of 3 weighted Services, 3 endpoints each in 2 zones, half of the
+# hosts TLS. A directory is written once per size and kept under
+# BENCH_DIR_ROOT (delete it after changing scalegen).
+.PHONY: bench-dir bench-compare
+BENCH_DIR_ROOT ?= $(HOME)/.cache/switchyard/bench
+BENCH_DIR_SIZES ?= 1000 10000 50000
+BENCH_GEN_FLAGS := --routes-per-proxy 2 --services-per-route 3 --endpoints-per-service 3 --zones 2 --tls-fraction 0.5
+
+## bench-dir: directory read against the yaml.v3 floor, and time from
+## `serve --source DIR` start to the first ADS response, at
+## BENCH_DIR_SIZES roots (1,000, 10,000 and 50,000 plus a tenth included).
+bench-dir:
+	@for n in $(BENCH_DIR_SIZES); do \
+	  dir=$(BENCH_DIR_ROOT)/roots-$$n; \
+	  if [ ! -d $$dir ]; then \
+	    $(GO) run ./cmd/switchyard gen --proxies $$((n + n / 10)) --included $$((n / 10)) $(BENCH_GEN_FLAGS) --out $$dir || exit 1; \
+	  fi; \
+	  echo "roots: $$n ($$dir)"; uptime; \
+	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench 'Load$$|YAMLFloor' -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/dirsource || exit 1; \
+	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench TimeToFirstConfig -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/server || exit 1; \
+	done
+
+# BENCH_BASELINE is the kept output of the last accepted run; a new run
+# is compared with it so that a regression shows as a +% in benchstat's
+# table. Accept a run with `cp $(BENCH_NEW) $(BENCH_BASELINE)` and commit it.
+BENCH_BASELINE ?= site/bench/baseline.txt
+BENCH_NEW ?= $(BENCH_DIR_ROOT)/new.txt
+BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+## bench-compare: `make bench` (use BENCH_COUNT=3 or more) into
+## BENCH_NEW, then benchstat against BENCH_BASELINE.
+bench-compare:
+	@mkdir -p $(dir $(BENCH_NEW))
+	$(MAKE) --no-print-directory bench 2>&1 | tee $(BENCH_NEW)
+	$(BENCHSTAT) $(BENCH_BASELINE) $(BENCH_NEW)
+
+.PHONY: docs apidocs linkcheck
+
+## Documentation site. docs builds bin/docs with Debian's mkdocs
+## (`apt-get install -y mkdocs`; .ci/run installs it), from a copy of site/
+## and README.md staged by internal/docsite/stage: MkDocs cannot build from
+## the directory holding its own mkdocs.yml. --strict fails on a link to a
+## page that does not exist, checkbuilt on any link of the built site that
+## does not resolve in it (pages, anchors, the theme's files); linkcheck
+## checks the Markdown's links and anchors (the unit tests run it too), and apidocs regenerates the API
+## reference, site/reference/api.md, from apis/ (the unit tests fail when it
+## is stale, as check-generated does for the CRDs).
+DOCS_SRC := bin/docs-src
+docs:
+	$(GO) run ./internal/docsite/stage -out $(DOCS_SRC)
+	mkdocs build --strict --quiet -f site/mkdocs.yml
+	$(GO) run ./internal/docsite/checkbuilt bin/docs
+	@echo "docs: bin/docs/index.html"
+
+apidocs:
+	$(GO) run ./internal/apiref/gen
+
+linkcheck:
+	$(GO) test -count=1 ./internal/docsite

@@ -16,7 +16,7 @@ import (
 	"github.com/switchyard-dev/switchyard/cmd/coredns/internal/xdstest"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // serveControlPlane implements controlPlane with `switchyard serve
@@ -94,12 +94,12 @@ func (s *serveControlPlane) stop(t testing.TB) {
 func (s *serveControlPlane) restart(t testing.TB) { s.start(t, s.xds) }
 
 func (s *serveControlPlane) edsVersion() string {
-	return s.srv.Cache().Version(xdscache.GroupDNS, resource.EndpointType)
+	return s.srv.Cache().Version(xdsres.GroupDNS, resource.EndpointType)
 }
 
 func (s *serveControlPlane) versions() string {
 	c := s.srv.Cache()
-	return c.Version(xdscache.GroupDNS, resource.ClusterType) + "/" + c.Version(xdscache.GroupDNS, resource.EndpointType)
+	return c.Version(xdsres.GroupDNS, resource.ClusterType) + "/" + c.Version(xdsres.GroupDNS, resource.EndpointType)
 }
 
 // change edits the directory and, while serving, waits until the DNS

@@ -31,6 +31,9 @@ import (
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	envoy_upstream_http_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	envoy_type_matcher_v3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // bootstrapOptions are the flags of `switchyard bootstrap`.
@@ -40,6 +43,7 @@ type bootstrapOptions struct {
 	group          string
 	nodeID         string
 	nodeCluster    string
+	gateway        string
 	adminAddress   string
 	adminPort      uint32
 	healthPort     uint32
@@ -64,7 +68,7 @@ func newBootstrapCommand() *cobra.Command {
 	o := bootstrapOptions{
 		xdsAddress:     "127.0.0.1:8001",
 		xdsAPI:         "delta",
-		group:          "envoy",
+		group:          string(xdsres.GroupEnvoy),
 		nodeCluster:    "switchyard-envoy",
 		adminAddress:   "127.0.0.1",
 		adminPort:      9001,
@@ -81,6 +85,10 @@ resources), one ADS stream over gRPC to the control plane for listeners
 and clusters (and through them routes, endpoints and secrets), the admin
 interface on localhost, and a health listener that exposes only /ready
 and /stats/prometheus of the admin interface to probes and scrapers.
+
+With --gateway NAME the node also carries switchyard.dev/gateway: NAME,
+and serve (started with --gateways NAME) sends it only the HTTPProxies
+whose spec.ingressClassName is NAME; see site/gateways.md.
 
 With --xds-tls-ca Envoy verifies the control plane's certificate (against
 --xds-tls-server-name); with --xds-tls-cert and --xds-tls-key as well it
@@ -125,6 +133,7 @@ examples/deploy.`,
 	f.StringVar(&o.group, "group", o.group, "consumer group Envoy joins: envoy (the ingress) or mesh (a node proxy of the mesh, see site/mesh.md)")
 	f.StringVar(&o.nodeID, "node-id", "", "Envoy's node id (default: $POD_NAME, else the host name)")
 	f.StringVar(&o.nodeCluster, "node-cluster", o.nodeCluster, "Envoy's node cluster, the prefix of its stats")
+	f.StringVar(&o.gateway, "gateway", "", "gateway this Envoy is, sent as node metadata switchyard.dev/gateway: it receives only the HTTPProxies whose spec.ingressClassName is this (empty: the default gateway)")
 	f.StringVar(&o.adminAddress, "admin-address", o.adminAddress, "address of Envoy's admin interface; keep it on loopback")
 	f.Uint32Var(&o.adminPort, "admin-port", o.adminPort, "port of Envoy's admin interface")
 	f.Uint32Var(&o.healthPort, "health-port", o.healthPort, "port of the health listener (/ready, /stats/prometheus) on all addresses; 0 for none")
@@ -165,7 +174,7 @@ func (o bootstrapOptions) bootstrap() (*envoy_config_bootstrap_v3.Bootstrap, err
 		return nil, fmt.Errorf("--xds-address: %v", err)
 	}
 	apiType := envoy_config_core_v3.ApiConfigSource_GRPC
-	if o.group != "envoy" && o.group != "mesh" {
+	if o.group != string(xdsres.GroupEnvoy) && o.group != string(xdsres.GroupMesh) {
 		return nil, fmt.Errorf("--group %q: use envoy or mesh", o.group)
 	}
 	switch o.xdsAPI {
@@ -185,11 +194,9 @@ func (o bootstrapOptions) bootstrap() (*envoy_config_bootstrap_v3.Bootstrap, err
 	}
 	bs := &envoy_config_bootstrap_v3.Bootstrap{
 		Node: &envoy_config_core_v3.Node{
-			Id:      o.nodeID,
-			Cluster: o.nodeCluster,
-			Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-				"switchyard.dev/group": structpb.NewStringValue(o.group),
-			}},
+			Id:       o.nodeID,
+			Cluster:  o.nodeCluster,
+			Metadata: o.nodeMetadata(),
 		},
 		Admin: &envoy_config_bootstrap_v3.Admin{Address: socketAddress(o.adminAddress, o.adminPort)},
 		DynamicResources: &envoy_config_bootstrap_v3.Bootstrap_DynamicResources{
@@ -456,4 +463,16 @@ func writeFileAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// nodeMetadata tells the control plane what this Envoy is: its consumer
+// group, and the gateway it belongs to when it is not the default one.
+func (o *bootstrapOptions) nodeMetadata() *structpb.Struct {
+	md := &structpb.Struct{Fields: map[string]*structpb.Value{
+		xdsres.GroupMetadataKey: structpb.NewStringValue(o.group),
+	}}
+	if o.gateway != "" {
+		md.Fields[xdscache.GatewayMetadataKey] = structpb.NewStringValue(o.gateway)
+	}
+	return md
 }

@@ -180,3 +180,18 @@ func prototext(m proto.Message) string {
 	b, _ := protojson.Marshal(m)
 	return string(b)
 }
+
+// TestBootstrapGateway: --gateway puts the gateway in the node metadata,
+// where serve reads it; without the flag the node names none.
+func TestBootstrapGateway(t *testing.T) {
+	for flag, want := range map[string]string{"--gateway=edge-b": "edge-b", "--node-id=x": ""} {
+		out, err := runCommand(t, "bootstrap", flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := loadBootstrap(t, []byte(out)).GetNode().GetMetadata().GetFields()
+		if got := md["switchyard.dev/gateway"].GetStringValue(); got != want || md["switchyard.dev/group"].GetStringValue() != "envoy" {
+			t.Errorf("%s: node metadata %v, want gateway %q", flag, md, want)
+		}
+	}
+}

@@ -52,17 +52,7 @@ func TestEtcdQuickstart(t *testing.T) {
 	}
 
 	admin := "127.0.0.1:" + freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	root := newRootCommand()
-	root.SetArgs([]string{"serve", ep, "--xds-address", "127.0.0.1:0", "--admin-address", admin, "--etcd-lease-ttl", "2", "--log-level", "warn"})
-	go func() { done <- root.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	serveUntilCleanup(t, "serve", ep, "--xds-address", "127.0.0.1:0", "--admin-address", admin, "--etcd-lease-ttl", "2", "--log-level", "warn")
 	testenv.WaitFor(t, 30*time.Second, "/readyz", func() bool {
 		return strings.HasPrefix(httpGet(t, "http://"+admin+"/readyz"), "ok\netcd: connected")
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/explain"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func init() { moreCommands = append(moreCommands, newExplainCommand) }
@@ -115,7 +116,7 @@ func explainLocal(cmd *cobra.Command, source string, opts render.Options, req ex
 	for _, p := range problems {
 		fmt.Fprintf(cmd.ErrOrStderr(), "switchyard: %s\n", p)
 	}
-	opts.Group = req.Group
+	opts.Group = xdsres.Group(req.Group)
 	out, err := render.Run(snap, opts)
 	if err != nil {
 		return nil, usageError("%v", err)

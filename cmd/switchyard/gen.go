@@ -26,9 +26,9 @@ func newGenCommand() *cobra.Command {
 TLSCertificateDelegation and ExtensionServices to DIR, one file per
 namespace, as 'switchyard serve --source DIR' and 'render' read them.
 
-Proxies are grouped in team namespaces. Every fifth proxy is a team proxy
-without a host name that a root includes, half of them from another
-namespace. Each route forwards to its own Services (weighted when there are
+Proxies are grouped in team namespaces. Every fifth proxy (or --included
+of them, spread evenly) is a team proxy without a host name that a root
+includes, half of them from another namespace. Each route forwards to its own Services (weighted when there are
 several), with named ports, and each Service has one EndpointSlice spread
 over the zones, every tenth endpoint terminating. --tls-fraction of the
 roots terminate TLS with their team's certificate or, for a quarter of them,
@@ -38,7 +38,14 @@ shared by every Secret; everything else is determined by the flags and
 --seed.`,
 		Example: `  # 10,000 proxies, 100,000 endpoints:
   switchyard gen --proxies 10000 --out /tmp/scale
-  switchyard render --source /tmp/scale > /dev/null`,
+  switchyard render --source /tmp/scale > /dev/null
+
+  # The shape of site/performance.md's directory benchmarks: 10,000 roots
+  # and 1,000 included proxies, 2 routes of 3 weighted Services, 3
+  # endpoints in 2 zones each, half of the hosts TLS:
+  switchyard gen --proxies 11000 --included 1000 --routes-per-proxy 2 \
+    --services-per-route 3 --endpoints-per-service 3 --zones 2 \
+    --tls-fraction 0.5 --out /tmp/scale`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -65,6 +72,7 @@ shared by every Secret; everything else is determined by the flags and
 	f.StringVar(&out, "out", "", "directory to write the manifests to (created if needed; must be empty unless --force)")
 	f.BoolVar(&force, "force", false, "write into --out even if it is not empty (files of the same names are replaced, others stay)")
 	f.IntVar(&cfg.Proxies, "proxies", cfg.Proxies, "HTTPProxies in all, roots and included team proxies")
+	f.IntVar(&cfg.Included, "included", cfg.Included, "how many of the proxies are included by a root rather than roots (0: one in five; at most half)")
 	f.IntVar(&cfg.RoutesPerProxy, "routes-per-proxy", cfg.RoutesPerProxy, "routes of each proxy")
 	f.IntVar(&cfg.ServicesPerRoute, "services-per-route", cfg.ServicesPerRoute, "Services each route forwards to")
 	f.IntVar(&cfg.EndpointsPerService, "endpoints-per-service", cfg.EndpointsPerService, "endpoints of each Service")

@@ -20,7 +20,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/status"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // kubeOptions are serve's flags for reading from a Kubernetes API server.
@@ -174,7 +174,7 @@ func newController(opts kubeOptions, cfg server.Config, rc *rest.Config, default
 	// The Programmed condition reflects the nodes connected to this
 	// replica; the leader's writer is the one that writes it.
 	if prev := cfg.OnProgrammed; prev != nil {
-		cfg.OnProgrammed = func(m map[objects.Key]xdscache.Programmed) { prev(m); w.SetProgrammed(m) }
+		cfg.OnProgrammed = func(m map[objects.Key]xdsres.Programmed) { prev(m); w.SetProgrammed(m) }
 	} else {
 		cfg.OnProgrammed = w.SetProgrammed
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/testenv"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestKubeCRDValidation: the API server itself rejects an HTTPProxy that
@@ -53,8 +53,8 @@ func TestKubeCRDValidation(t *testing.T) {
 // envoyResources returns what a replica serves Envoy, by type and name.
 func envoyResources(r *replica) map[string]map[string]proto.Message {
 	out := map[string]map[string]proto.Message{}
-	for _, typ := range xdscache.TypesOf(xdscache.GroupEnvoy) {
-		for _, res := range r.c.server.Cache().Resources(xdscache.GroupEnvoy, typ) {
+	for _, typ := range xdsres.TypesOf(xdsres.GroupEnvoy) {
+		for _, res := range r.c.server.Cache().Resources(xdsres.GroupEnvoy, typ) {
 			if out[typ] == nil {
 				out[typ] = map[string]proto.Message{}
 			}
@@ -107,7 +107,7 @@ func rendered(t *testing.T, k *kubeObjects) map[string]map[string]proto.Message 
 	for typ, msgs := range out.Resources {
 		byName[typ] = map[string]proto.Message{}
 		for _, m := range msgs {
-			byName[typ][xdscache.ResourceName(m)] = m
+			byName[typ][xdsres.ResourceName(m)] = m
 		}
 	}
 	return byName
@@ -123,7 +123,7 @@ func mustUpsert(t *testing.T, snap *objects.Snapshot, obj runtime.Object) {
 // diffResources describes how two resource sets differ, "" when equal.
 func diffResources(got, want map[string]map[string]proto.Message) string {
 	var out []string
-	for _, typ := range xdscache.TypesOf(xdscache.GroupEnvoy) {
+	for _, typ := range xdsres.TypesOf(xdsres.GroupEnvoy) {
 		for name, w := range want[typ] {
 			g, ok := got[typ][name]
 			switch {

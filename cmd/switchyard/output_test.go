@@ -11,6 +11,7 @@ func TestOutputFlag(t *testing.T) {
 		"bootstrap":  "writes its file to --out and names the format --format json|yaml",
 		"xdsload":    "a load client; prints one line of latencies",
 		"etcd":       "apply and delete write to etcd; they print one line of progress per file or key",
+		"convert":    "writes manifests, in the YAML its input is in, to standard output or --output-dir",
 		"help":       "cobra's",
 		"completion": "cobra's",
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func newRenderCommand() *cobra.Command {
@@ -39,11 +40,14 @@ I/O errors.`,
 				return &exitError{code: 2, err: err}
 			}
 			defer cleanup()
+			oneShotGC()
 			snap, problems, err := dirsource.Load(dir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			opts.Group = group
+			if opts.Group, err = xdsres.ParseGroup(group); err != nil {
+				return usageError("--group: %v", err)
+			}
 			out, err := render.Run(snap, opts)
 			if err != nil {
 				return usageError("%v", err)
@@ -69,7 +73,7 @@ I/O errors.`,
 	f := cmd.Flags()
 	f.StringVar(&source, "source", "", "directory of manifests to read (default: the embedded quickstart)")
 	f.StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
-	f.StringVar(&group, "group", "envoy", "consumer group to render: "+strings.Join(render.Groups, ", "))
+	f.StringVar(&group, "group", "envoy", "consumer group to render: "+strings.Join(xdsres.Names(), ", "))
 	opts.Translator = translator.DefaultOptions()
 	addBuildFlags(f, &opts.DAG, &opts.Translator)
 	return cmd

@@ -45,7 +45,13 @@ With --etcd-endpoints it reads them from etcd, one key per object under
 the one holding an etcd lease writes status.
 
 The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
-/debug/xds?group=envoy|grpc|dns and /debug/pprof/.`,
+/debug/xds?group=envoy|grpc|dns and /debug/pprof/.
+
+Memory: while it reads a --source directory and makes the first build,
+serve runs the garbage collector at GOGC=400, then at Go's default of 100;
+setting GOGC in the environment turns this off. It does not set
+GOMEMLIMIT: in a container, set it to about 90% of the memory limit, and
+the collector works harder near it instead of the process being killed.`,
 		Example: `  # Serve the quickstart to an Envoy on this machine:
   switchyard serve --source examples/quickstart
 
@@ -89,7 +95,7 @@ The admin endpoint serves /healthz, /readyz, /metrics, /debug/dag,
 				return serveEtcd(ctx, cfg, log)
 			}
 			s := server.New(cfg)
-			if err := s.Run(ctx, &server.DirSource{Root: dir, Log: log}); err != nil {
+			if err := s.Run(ctx, withStartupGC(&server.DirSource{Root: dir, Log: log})); err != nil {
 				return &exitError{code: 1, err: err}
 			}
 			return nil

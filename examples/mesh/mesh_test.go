@@ -14,6 +14,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestExampleRenders renders the example for every group: every object
@@ -27,7 +28,7 @@ func TestExampleRenders(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("reading the example: %s", p)
 	}
-	for _, group := range render.Groups {
+	for _, group := range xdsres.Groups {
 		out, err := render.Run(snap, render.Options{DAG: dag.Options{Mesh: true}, Translator: translator.DefaultOptions(), Group: group})
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +43,7 @@ func TestExampleRenders(t *testing.T) {
 		for _, err := range xdscheck.Check(group, res) {
 			t.Errorf("%s: %v", group, err)
 		}
-		if group != "dns" {
+		if group != xdsres.GroupDNS {
 			continue
 		}
 		byService := map[string]uint32{}

@@ -11,9 +11,9 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // scenarios are the guide's examples and what rendering each must show:
@@ -96,9 +96,9 @@ func TestScenarios(t *testing.T) {
 			checkStatuses(t, res.Statuses, sc.warnings)
 			opts := translator.DefaultOptions()
 			opts.DrainZones = sc.drainZones
-			for _, group := range render.Groups {
+			for _, group := range xdsres.Names() {
 				r := translate(group, res.DAG, snap, opts)
-				for _, err := range xdscheck.Check(group, r) {
+				for _, err := range xdscheck.Check(xdsres.Group(group), r) {
 					t.Errorf("%s: %v", group, err)
 				}
 				if len(r.Endpoints) != 1 {

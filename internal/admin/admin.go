@@ -1,6 +1,7 @@
 // Package admin serves Switchyard's admin endpoint: health and readiness
-// for probes, Prometheus metrics, and debug views of the DAG and of the
-// xDS resources each consumer group receives.
+// for probes, Prometheus metrics, debug views of the DAG and of the xDS
+// resources each consumer group receives, and the web console
+// (internal/console).
 //
 // Every handler reads state published by the build loop as immutable
 // values (or through the cache's own lock), never the loop's working
@@ -13,15 +14,18 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"slices"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/switchyard-dev/switchyard/internal/console"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // State is what the build loop publishes after each build.
@@ -47,7 +51,10 @@ type Config struct {
 	// Programmed returns the last Programmed condition of every HTTPProxy
 	// and ExtensionService (nil before the first evaluation); nil when
 	// nothing works them out.
-	Programmed func() map[objects.Key]xdscache.Programmed
+	Programmed func() map[objects.Key]xdsres.Programmed
+	// Clients tracks the connected xDS clients for the console; nil
+	// shows none.
+	Clients *console.Clients
 }
 
 // Handler returns the admin endpoint's routes.
@@ -92,45 +99,65 @@ func serveDot(w http.ResponseWriter, cfg Config) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// serveXDS prints a group's resources as `switchyard render -o json` would,
-// from what the cache actually serves.
+// serveXDS prints a group's resources as `switchyard render` would, from
+// what the cache actually serves. ?type= keeps one type (its full URL, or
+// its name with or without the package: Cluster,
+// envoy.config.cluster.v3.Cluster); ?name= keeps the resources of that
+// name, or whose names start with it when it ends in "*". Statuses are
+// printed only when nothing is filtered out. JSON is written as it is
+// encoded, so a large group starts arriving at once and is never held in
+// memory whole; YAML is built whole first.
 func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
-	group := xdscache.Group(r.URL.Query().Get("group"))
+	q := r.URL.Query()
+	group := xdsres.Group(q.Get("group"))
 	if group == "" {
-		group = xdscache.GroupEnvoy
+		group = xdsres.GroupEnvoy
 	}
-	known := false
-	for _, g := range xdscache.Groups {
-		known = known || g == group
-	}
-	if !known {
+	if !slices.Contains(xdsres.Groups, group) {
 		http.Error(w, "unknown group: use ?group=envoy, grpc or dns", http.StatusBadRequest)
 		return
 	}
-	out := &render.Output{Resources: map[string][]proto.Message{}}
-	for _, t := range xdscache.TypesOf(group) {
-		for _, res := range cfg.Cache.Resources(group, t) {
-			out.Resources[t] = append(out.Resources[t], res.Decoded())
+	var types []string
+	for _, t := range xdsres.TypesOf(group) {
+		if typeMatches(t, q.Get("type")) {
+			types = append(types, t)
 		}
 	}
-	if st := cfg.State(); st != nil {
-		out.Statuses = st.Statuses
+	if len(types) == 0 {
+		http.Error(w, "type "+q.Get("type")+": the "+string(group)+" group serves no such type", http.StatusBadRequest)
+		return
 	}
-	out.Programmed = programmed(cfg)
-	format := r.URL.Query().Get("format")
+	filtered := q.Get("type") != "" || q.Get("name") != ""
+	format := q.Get("format")
 	if format == "" {
 		format = "json"
+	}
+	if format == "json" {
+		streamXDS(w, cfg, group, types, q.Get("name"), !filtered)
+		return
+	}
+	out := &render.Output{Resources: map[string][]proto.Message{}}
+	for _, t := range types {
+		for _, res := range cfg.Cache.Resources(group, t) {
+			if nameMatches(res.Name, q.Get("name")) {
+				out.Resources[t] = append(out.Resources[t], res.Decoded())
+			}
+		}
+	}
+	if st := cfg.State(); st != nil && !filtered {
+		out.Statuses = st.Statuses
+		out.Programmed = programmed(cfg)
 	}
 	b, err := out.Encode(format)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", "application/yaml")
 	_, _ = w.Write(b)
 }
 
-func programmed(cfg Config) map[objects.Key]xdscache.Programmed {
+func programmed(cfg Config) map[objects.Key]xdsres.Programmed {
 	if cfg.Programmed == nil {
 		return nil
 	}
@@ -168,4 +195,19 @@ func serveProgrammed(w http.ResponseWriter, cfg Config) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(append(b, '\n'))
+}
+
+func typeMatches(typeURL, want string) bool {
+	if want == "" || typeURL == want {
+		return true
+	}
+	short := xdsres.ShortType(typeURL)
+	return short == want || short[strings.LastIndex(short, ".")+1:] == want
+}
+
+func nameMatches(name, want string) bool {
+	if prefix, ok := strings.CutSuffix(want, "*"); ok {
+		return strings.HasPrefix(name, prefix)
+	}
+	return want == "" || name == want
 }

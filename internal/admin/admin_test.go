@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
@@ -30,13 +31,13 @@ func TestAdmin(t *testing.T) {
 	ready := false
 	var state *State
 	cache := xdscache.New()
-	var programmed map[objects.Key]xdscache.Programmed
+	var programmed map[objects.Key]xdsres.Programmed
 	h := Handler(Config{
 		Ready:      func() bool { return ready },
 		State:      func() *State { return state },
 		Cache:      cache,
 		Gatherer:   prometheus.NewRegistry(),
-		Programmed: func() map[objects.Key]xdscache.Programmed { return programmed },
+		Programmed: func() map[objects.Key]xdsres.Programmed { return programmed },
 	})
 	if code, _ := get(t, h, "/healthz"); code != 200 {
 		t.Fatalf("/healthz = %d", code)
@@ -55,11 +56,11 @@ func TestAdmin(t *testing.T) {
 		t.Fatalf("/debug/dag = %d %q", code, body)
 	}
 
-	r, err := xdscache.NewResource(&envoy_config_cluster_v3.Cluster{Name: "from-the-cache"})
+	r, err := xdsres.NewResource(&envoy_config_cluster_v3.Cluster{Name: "from-the-cache"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cache.Update(xdscache.GroupDNS, []xdscache.Change{{TypeURL: resource.ClusterType, Name: r.Name, Resource: r}}); err != nil {
+	if err := cache.Update(xdsres.GroupDNS, []xdsres.Change{{TypeURL: resource.ClusterType, Name: r.Name, Resource: r}}); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := get(t, h, "/debug/xds?group=dns"); code != 200 || !strings.Contains(body, `"from-the-cache"`) {
@@ -79,7 +80,7 @@ func TestAdmin(t *testing.T) {
 		t.Fatalf("/debug/programmed before any evaluation = %d %q", code, body)
 	}
 	proxy := objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: "app"}
-	programmed = map[objects.Key]xdscache.Programmed{proxy: {Status: "False", Reason: xdscache.ReasonRejected, Message: "node \"e1\" rejected it"}}
+	programmed = map[objects.Key]xdsres.Programmed{proxy: {Status: "False", Reason: xdsres.ReasonRejected, Message: "node \"e1\" rejected it"}}
 	state = &State{Statuses: []*dag.Status{{Key: proxy, State: "valid"}}}
 	code, body := get(t, h, "/debug/programmed")
 	for _, want := range []string{`"kind": "HTTPProxy"`, `"namespace": "shop"`, `"status": "False"`, `"reason": "Rejected"`, `rejected it`} {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/explain"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // serveExplain answers /api/explain: what the resources the cache serves
@@ -25,12 +25,12 @@ func serveExplain(w http.ResponseWriter, r *http.Request, cfg Config) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	group := xdscache.Group(req.Group)
+	group := xdsres.Group(req.Group)
 	if group == "" {
-		group = xdscache.GroupEnvoy
+		group = xdsres.GroupEnvoy
 	}
 	var msgs []proto.Message
-	for _, t := range xdscache.TypesOf(group) {
+	for _, t := range xdsres.TypesOf(group) {
 		for _, res := range cfg.Cache.Resources(group, t) {
 			msgs = append(msgs, res.Decoded())
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/explain"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func TestExplainEndpoint(t *testing.T) {
@@ -36,11 +37,11 @@ func TestExplainEndpoint(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &r); err != nil || r.Decision.Kind != explain.KindRefused {
 		t.Errorf("empty cache: %v, decision %+v", err, r.Decision)
 	}
-	l, err := xdscache.NewResource(&envoy_config_listener_v3.Listener{Name: "from-the-cache"})
+	l, err := xdsres.NewResource(&envoy_config_listener_v3.Listener{Name: "from-the-cache"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cache.Update(xdscache.GroupEnvoy, []xdscache.Change{{TypeURL: resource.ListenerType, Name: l.Name, Resource: l}}); err != nil {
+	if err := cache.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ListenerType, Name: l.Name, Resource: l}}); err != nil {
 		t.Fatal(err)
 	}
 	_, body = get(t, h, "/api/explain?url="+url.QueryEscape("http://shop.example.com/"))

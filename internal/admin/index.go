@@ -5,23 +5,37 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/switchyard-dev/switchyard/internal/console"
+	"github.com/switchyard-dev/switchyard/internal/dag"
 )
 
-// endpointHelp describes the admin endpoints for the index at "/". An
+// endpointHelp describes the admin endpoints for the index at "/api". An
 // endpoint without an entry is still listed, by its path alone.
 var endpointHelp = map[string]string{
-	"/healthz":      "liveness: ok while the process runs",
-	"/readyz":       "readiness: ok once the first full build is done",
-	"/metrics":      "Prometheus metrics",
-	"/debug/dag":    "the DAG of the last build, in Graphviz dot",
-	"/debug/xds":    "the xDS resources a group receives: ?group=envoy|grpc|dns&format=json|yaml",
-	"/api/explain":  "what the served resources do with one request: GET ?url=...&header=Name:%20value&method=&sourceIP=&group=envoy|grpc, or POST the request as JSON",
-	"/debug/pprof/": "Go profiles",
+	"/healthz":            "liveness: ok while the process runs",
+	"/readyz":             "readiness: ok once the first full build is done",
+	"/metrics":            "Prometheus metrics",
+	"/debug/dag":          "the DAG of the last build, in Graphviz dot",
+	"/debug/xds":          "the xDS resources a group receives, streamed: ?group=envoy|grpc|dns&type=Cluster&name=shop/*&format=json|yaml",
+	"/api/explain":        "what the served resources do with one request: GET ?url=...&header=Name:%20value&method=&sourceIP=&group=envoy|grpc, or POST the request as JSON",
+	"/debug/pprof/":       "Go profiles",
+	"/":                   "the web console (site/console.md)",
+	"/api":                "this list",
+	"/api/objects":        "the console's objects and their status: ?namespace=&kind=&state=&q=&offset=&limit=",
+	"/api/hosts":          "the console's virtual hosts: ?q=&broken=true&offset=&limit=",
+	"/api/host":           "one virtual host's routes in match order: ?name=",
+	"/api/graph":          "one virtual host's graph, proxy to Service: ?host=",
+	"/api/cluster":        "one cluster's localities and endpoints: ?name=",
+	"/api/cluster/events": "the same, as server-sent events on each change: ?name=",
+	"/api/clients":        "the connected xDS clients by group, with the versions they acknowledged and rejected",
+	"/console/":           "the console's static files",
 }
 
 // indexMux is the admin ServeMux that remembers the paths registered on
 // it, so that "/" lists every endpoint without a second list to keep in
-// step. It also registers the endpoints defined outside admin.go.
+// step. It also registers the endpoints defined outside admin.go: the
+// explain API and the web console, which owns "/".
 type indexMux struct {
 	*http.ServeMux
 	paths []string
@@ -29,9 +43,15 @@ type indexMux struct {
 
 func newMux(cfg Config) *indexMux {
 	m := &indexMux{ServeMux: http.NewServeMux()}
-	m.ServeMux.HandleFunc("GET /{$}", m.serveIndex)
+	m.HandleFunc("GET /api", m.serveIndex)
 	m.HandleFunc("GET /api/explain", func(w http.ResponseWriter, r *http.Request) { serveExplain(w, r, cfg) })
 	m.HandleFunc("POST /api/explain", func(w http.ResponseWriter, r *http.Request) { serveExplain(w, r, cfg) })
+	console.Register(m, console.Config{Statuses: func() []*dag.Status {
+		if st := cfg.State(); st != nil {
+			return st.Statuses
+		}
+		return nil
+	}, Cache: cfg.Cache, Clients: cfg.Clients})
 	return m
 }
 
@@ -54,6 +74,7 @@ func (m *indexMux) remember(pattern string) {
 	if _, p, ok := strings.Cut(pattern, " "); ok {
 		path = p
 	}
+	path = strings.TrimSuffix(path, "{$}")
 	if strings.HasPrefix(path, "/debug/pprof/") && path != "/debug/pprof/" {
 		return
 	}
@@ -68,7 +89,7 @@ func (m *indexMux) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w)
 	for _, p := range slices.Sorted(slices.Values(m.paths)) {
 		if help := endpointHelp[p]; help != "" {
-			fmt.Fprintf(w, "%-15s %s\n", p, help)
+			fmt.Fprintf(w, "%-20s %s\n", p, help)
 		} else {
 			fmt.Fprintln(w, p)
 		}

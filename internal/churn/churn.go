@@ -129,7 +129,7 @@ func (m *Mutator) proxyChange() *objects.Change {
 	}
 	p := m.snap.HTTPProxies[nn].DeepCopy()
 	p.Generation++
-	switch m.rng.Intn(13) {
+	switch m.rng.Intn(14) {
 	case 0: // another root's host name: a duplicate, settled by claim order
 		if other := m.snap.HTTPProxies[m.pick(keys)]; other.Spec.VirtualHost != nil {
 			p.Spec.VirtualHost = other.Spec.VirtualHost.DeepCopy()
@@ -183,6 +183,8 @@ func (m *Mutator) proxyChange() *objects.Change {
 		for i := range p.Spec.Routes {
 			p.Spec.Routes[i].Name = []string{"", "api", "web"}[m.rng.Intn(3)]
 		}
+	case 9: // traffic policies of the host or a route
+		m.policyChange(p)
 	default: // a route's services and weights
 		m.editRoutes(p)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // The catalogue of bad inputs: each testdata/bad/<case>.yaml is a
@@ -163,8 +163,8 @@ func runBadCase(t *testing.T, c badCase) *dag.Result {
 		}
 	}
 	groups := translateAll(res.DAG, snap)
-	for _, g := range xdscache.Groups {
-		for _, err := range xdscheck.Check(string(g), groups[g]) {
+	for _, g := range xdsres.Groups {
+		for _, err := range xdscheck.Check(g, groups[g]) {
 			t.Errorf("group %s: %v", g, err)
 		}
 	}

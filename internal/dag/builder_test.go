@@ -499,7 +499,7 @@ func TestInvalidProxyIsolation(t *testing.T) {
 	invalid := []runtime.Object{
 		root("bad1", "web.example.com", route(svc("app", 80))),
 		root("bad2", "bad.example.com", switchyardv1.Route{Conditions: []switchyardv1.MatchCondition{{Regex: "("}}, Services: []switchyardv1.Service{svc("app", 80)}}),
-		root("bad3", "*.example.com", route(svc("app", 80))),
+		root("bad3", "*.*.example.com", route(svc("app", 80))),
 		proxy("bad4", switchyardv1.HTTPProxySpec{Includes: []switchyardv1.Include{{Name: "bad4"}}}),
 	}
 	// The invalid objects are newer, as they are when someone adds them to

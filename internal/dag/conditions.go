@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,7 +104,7 @@ func parsePathCondition(c switchyardv1.MatchCondition) (*PathMatch, error) {
 
 func parseHeaderCondition(h *switchyardv1.HeaderMatchCondition) (HeaderMatch, error) {
 	hm := HeaderMatch{Name: strings.ToLower(h.Name), IgnoreCase: h.IgnoreCase}
-	if err := validateHeaderName(h.Name); err != nil {
+	if err := validateMatchHeaderName(h.Name); err != nil {
 		return hm, fmt.Errorf("name: %v", err)
 	}
 	n := countSet(h.Present, h.NotPresent, h.Contains != "", h.NotContains != "", h.Exact != "", h.NotExact != "", h.Regex != "")
@@ -276,4 +277,21 @@ func ResourceRejected(group, typ, name string, madeFrom []string, problem string
 	}
 	msg := fmt.Sprintf("%s %s %q%s is withheld from clients: %s", group, typ, name, from, problem)
 	return switchyardv1.SubCondition{Type: ErrSpec, Reason: "ResourceRejected", Message: boundMessage(msg)}
+}
+
+// matchPseudoHeaders are the pseudo-headers a request condition may name:
+// Envoy matches them like headers (Contour's guides route by :method this
+// way). They can still never be set or removed.
+var matchPseudoHeaders = []string{":authority", ":method", ":path", ":scheme"}
+
+// validateMatchHeaderName checks the header name of a condition: a header
+// name, or one of matchPseudoHeaders.
+func validateMatchHeaderName(name string) error {
+	if !strings.HasPrefix(name, ":") {
+		return validateHeaderName(name)
+	}
+	if !slices.Contains(matchPseudoHeaders, name) {
+		return fmt.Errorf("%q: the pseudo-headers a condition can match are %s", name, strings.Join(matchPseudoHeaders, ", "))
+	}
+	return nil
 }

@@ -46,6 +46,8 @@ type VirtualHost struct {
 	Proxy types.NamespacedName
 	// Routes are sorted most specific first, the order Envoy must see them.
 	Routes []*Route
+	// HostPolicies are the traffic policies of the whole host.
+	HostPolicies
 }
 
 // SecureVirtualHost is a virtual host on the HTTPS listener.
@@ -58,6 +60,9 @@ type SecureVirtualHost struct {
 	MaxTLSVersion string
 	// ClientCA, when set, requires client certificates signed by it.
 	ClientCA *Secret
+	// ClientAuth holds the other client certificate options; nil when
+	// clientValidation sets none.
+	ClientAuth *ClientAuth
 	// Authorization, when set, checks each request with ext_authz.
 	Authorization *Authorization
 	// TCPProxy, when set, forwards the stream instead of serving routes.
@@ -92,6 +97,13 @@ type AuthorizationBody struct {
 // TCPProxy forwards a TCP stream to a cluster.
 type TCPProxy struct {
 	Cluster *Cluster
+	// IdleTimeout is nil for Envoy's default; zero disables it.
+	IdleTimeout *time.Duration
+	// MaxConnections is 0 for no limit.
+	MaxConnections int64
+	// AccessLogFormat is "" for no access log; it passed
+	// ValidateAccessLogFormat.
+	AccessLogFormat string
 }
 
 // Route is one route of a virtual host, with the include conditions of
@@ -125,9 +137,17 @@ type Route struct {
 
 	Retry         *Retry
 	PrefixRewrite string
+	// InternalRedirect has Envoy follow the backends' redirects.
+	InternalRedirect *InternalRedirect
+	// CookieRewrites apply to every backend's responses; a weighted
+	// cluster's own override them cookie by cookie.
+	CookieRewrites []CookieRewrite
 	// HostRewrite replaces the Host header, from a Host entry in the
 	// route's requestHeadersPolicy.
 	HostRewrite string
+	// HostRewriteHeader names the request header whose value replaces the
+	// Host header, from a Host entry of "%REQ(name)%".
+	HostRewriteHeader string
 	// RequestHeaders and ResponseHeaders apply to every backend.
 	RequestHeaders  *HeadersPolicy
 	ResponseHeaders *HeadersPolicy
@@ -137,6 +157,10 @@ type Route struct {
 	// route's context merged over the virtual host's.
 	AuthDisabled bool
 	AuthContext  map[string]string
+
+	// RoutePolicies are the route's own traffic policies, each replacing
+	// the virtual host's of the same kind.
+	RoutePolicies
 }
 
 // matchOnly copies what identifies r and what it matches, with no action:
@@ -220,6 +244,8 @@ type WeightedCluster struct {
 	ResponseHeaders *HeadersPolicy
 	// HostRewrite replaces the Host header for this service only.
 	HostRewrite string
+	// CookieRewrites are this service's own.
+	CookieRewrites []CookieRewrite
 }
 
 // Mirror copies a percentage of requests to a cluster.
@@ -303,6 +329,13 @@ type ClusterSpec struct {
 	IdleConnectionTimeout *time.Duration
 	// CircuitBreakers is nil for Envoy's defaults.
 	CircuitBreakers *CircuitBreakers
+	// SlowStart ramps new endpoints up; omitted from the cluster hash when
+	// nil, so that adding it renamed no cluster.
+	SlowStart *SlowStart `json:",omitempty"`
+	// ClientCertificate is the SDS name of the Secret whose certificate
+	// Envoy presents to TLS backends; "" for none. Left out of the hash
+	// when empty, so that adding the field renamed no existing cluster.
+	ClientCertificate string `json:",omitempty"`
 }
 
 // The load-balancing strategies a cluster may use.
@@ -324,6 +357,9 @@ type Backend struct {
 	Weight uint32
 	// Priority is the failover level, 0 for the primary.
 	Priority uint32
+	// HealthPort is the Service port health checks go to, 0 for Port;
+	// omitted from the cluster hash when 0.
+	HealthPort int32 `json:",omitempty"`
 }
 
 // UpstreamTLS verifies a backend's certificate.
@@ -331,6 +367,10 @@ type UpstreamTLS struct {
 	// CASecret is the name of the validation-context Secret resource.
 	CASecret    string
 	SubjectName string
+	// SubjectNames, when set, are the names a certificate may carry
+	// instead of SubjectName alone (SubjectName is the first); omitted
+	// from the cluster hash when empty, so no existing cluster is renamed.
+	SubjectNames []string `json:",omitempty"`
 }
 
 // HealthCheck is an active health check.
@@ -342,6 +382,8 @@ type HealthCheck struct {
 	Timeout            time.Duration
 	UnhealthyThreshold uint32
 	HealthyThreshold   uint32
+	// ExpectedStatuses are the healthy statuses; empty means 200.
+	ExpectedStatuses []StatusRange `json:",omitempty"`
 }
 
 // CircuitBreakers caps load on a cluster; zero fields keep Envoy's defaults.
@@ -352,6 +394,9 @@ type CircuitBreakers struct {
 	MaxRetries         uint32
 	// MaxRetriesSet tells an explicit 0 from unset.
 	MaxRetriesSet bool
+	// PerHostMaxConnections caps the connections to each endpoint. Left
+	// out of the cluster hash when 0, so that adding it renamed no cluster.
+	PerHostMaxConnections uint32 `json:",omitempty"`
 }
 
 // SecretKind says what a Secret resource carries.

@@ -5,3 +5,9 @@ package dag
 
 // SharedCertificate returns the PEM certificate and key the tests share.
 func SharedCertificate() (cert, key []byte) { return testCert() }
+
+// EnvoyHeaderValue is envoyHeaderValue, for a service-level policy of
+// service:port in namespace ns.
+func EnvoyHeaderValue(value, ns, service, port string) string {
+	return envoyHeaderValue(value, headerVars{namespace: ns, service: service, servicePort: port})
+}

@@ -1,8 +1,10 @@
 package dag
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,9 @@ type clusterCommon struct {
 	LoadBalancer string
 	HealthCheck  *HealthCheck
 	IdleTimeout  *time.Duration
+	// ClientCertificate is the SDS name of the certificate presented to
+	// the backends, "" for none.
+	ClientCertificate string
 }
 
 // servicePlan is one route service after validation and resolution.
@@ -29,6 +34,9 @@ type servicePlan struct {
 	requestHeaders  *HeadersPolicy
 	responseHeaders *HeadersPolicy
 	hostRewrite     string
+	cookies         []CookieRewrite
+	circuit         *CircuitBreakers
+	slowStart       *SlowStart
 	mirror          bool
 	percent         uint32
 }
@@ -178,7 +186,15 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 		return p, true, false
 	}
 	if p.protocol == "" {
-		p.protocol = protocolFromAppProtocol(ref.Port)
+		p.protocol = cmp.Or(f.annotatedProtocol(field, ref), protocolFromAppProtocol(ref.Port))
+	}
+	p.circuit = f.annotatedCircuitBreakers(field, ref)
+	if hp := s.HealthPort; hp != nil {
+		if !hasTCPPort(ref.Service, *hp) {
+			f.st.addError(ErrService, "HealthPortNotFound", "%s.healthPort: Service %s has no TCP port %d", field, nn, *hp)
+			return p, true, false
+		}
+		p.backend.HealthPort = *hp
 	}
 	if objects.Drained(ref.Service.Annotations) {
 		f.st.addWarning(ErrService, "ServiceDrained", "%s: Service %s is drained (%s): its endpoints take no new requests", field, nn, objects.DrainAnnotation)
@@ -198,7 +214,7 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 			return p, true, false
 		}
 		f.rb.addSecret(ca)
-		p.tls = &UpstreamTLS{CASecret: ca.Name, SubjectName: s.UpstreamValidation.SubjectName}
+		p.tls = &UpstreamTLS{CASecret: ca.Name, SubjectName: s.UpstreamValidation.SubjectName, SubjectNames: s.UpstreamValidation.SubjectNames}
 	}
 	return p, true, weight > 0
 }
@@ -224,6 +240,19 @@ func (f *forwardBuilder) planSpec(field string, s *switchyardv1.Service, p *serv
 			f.st.addError(ErrService, "InvalidValidation", "%s.validation.subjectName: %v", field, err)
 			ok = false
 		}
+		if err := validateSubjectNames(v.SubjectName, v.SubjectNames); err != nil {
+			f.st.addError(ErrService, "InvalidValidation", "%s.validation.subjectNames%v", field, err)
+			ok = false
+		}
+	}
+	if hp := s.HealthPort; hp != nil && (*hp < 1 || *hp > 65535) {
+		f.st.addError(ErrService, "InvalidPort", "%s.healthPort: %d is not a port number (1-65535)", field, *hp)
+		ok = false
+	}
+	var err error
+	if p.slowStart, err = slowStart(s.SlowStartPolicy, f.common.LoadBalancer); err != nil {
+		f.st.addError(ErrService, "InvalidSlowStartPolicy", "%s.slowStartPolicy%v", field, err)
+		ok = false
 	}
 	if s.Mirror && s.Priority != nil {
 		f.st.addError(ErrService, "InvalidMirror", "%s.priority: a mirror cannot have a priority", field)
@@ -247,17 +276,24 @@ func (f *forwardBuilder) planSpec(field string, s *switchyardv1.Service, p *serv
 }
 
 func (f *forwardBuilder) planHeaders(field string, s *switchyardv1.Service, p *servicePlan) bool {
-	if !f.allowHeaders && (s.RequestHeadersPolicy != nil || s.ResponseHeadersPolicy != nil) {
+	if !f.allowHeaders && (s.RequestHeadersPolicy != nil || s.ResponseHeadersPolicy != nil || len(s.CookieRewritePolicies) > 0) {
 		f.st.addError(ErrTCPProxy, "HeadersOnTCP", "%s: header policies cannot be used on a tcpproxy", field)
 		return false
 	}
 	ok := true
 	var err error
-	if p.requestHeaders, p.hostRewrite, err = parseHeadersPolicy(s.RequestHeadersPolicy, true); err != nil {
+	var host hostRewrite
+	vars := headerVars{namespace: f.ns, service: s.Name, servicePort: strconv.Itoa(int(s.Port))}
+	if p.requestHeaders, host, err = parseHeadersPolicy(s.RequestHeadersPolicy, headerScope{request: true, vars: vars}); err != nil {
 		f.st.addError(ErrService, "InvalidHeadersPolicy", "%s.requestHeadersPolicy: %v", field, err)
 		ok = false
 	}
-	if p.responseHeaders, _, err = parseHeadersPolicy(s.ResponseHeadersPolicy, false); err != nil {
+	p.hostRewrite = host.literal
+	if p.cookies, err = parseCookieRewrites(s.CookieRewritePolicies); err != nil {
+		f.st.addError(ErrService, "InvalidCookieRewrite", "%s.cookieRewritePolicies%v", field, err)
+		ok = false
+	}
+	if p.responseHeaders, _, err = parseHeadersPolicy(s.ResponseHeadersPolicy, headerScope{vars: vars}); err != nil {
 		f.st.addError(ErrService, "InvalidHeadersPolicy", "%s.responseHeadersPolicy: %v", field, err)
 		ok = false
 	}
@@ -311,6 +347,7 @@ func (f *forwardBuilder) assemble(plans []servicePlan) (*Forward, bool) {
 			RequestHeaders:  p.requestHeaders,
 			ResponseHeaders: p.responseHeaders,
 			HostRewrite:     p.hostRewrite,
+			CookieRewrites:  p.cookies,
 		})
 	}
 	return fwd, true
@@ -319,10 +356,10 @@ func (f *forwardBuilder) assemble(plans []servicePlan) (*Forward, bool) {
 func needsSplit(plans []servicePlan) bool {
 	first := plans[0]
 	for _, p := range plans {
-		if p.requestHeaders != nil || p.responseHeaders != nil || p.hostRewrite != "" {
+		if p.requestHeaders != nil || p.responseHeaders != nil || p.hostRewrite != "" || len(p.cookies) > 0 {
 			return true
 		}
-		if p.protocol != first.protocol || !equalTLS(p.tls, first.tls) {
+		if p.protocol != first.protocol || !equalTLS(p.tls, first.tls) || !sameCircuitBreakers(p.circuit, first.circuit) || !sameSlowStart(p.slowStart, first.slowStart) {
 			return true
 		}
 	}
@@ -333,7 +370,7 @@ func equalTLS(a, b *UpstreamTLS) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return *a == *b
+	return a.CASecret == b.CASecret && a.SubjectName == b.SubjectName && slices.Equal(a.SubjectNames, b.SubjectNames)
 }
 
 // spec builds the cluster spec of a set of services that share protocol
@@ -349,9 +386,12 @@ func (f *forwardBuilder) spec(plans []servicePlan) ClusterSpec {
 		Backends:              backends,
 		Protocol:              plans[0].protocol,
 		UpstreamTLS:           plans[0].tls,
+		CircuitBreakers:       plans[0].circuit,
+		SlowStart:             plans[0].slowStart,
 		LoadBalancer:          f.common.LoadBalancer,
 		HealthCheck:           f.common.HealthCheck,
 		IdleConnectionTimeout: f.common.IdleTimeout,
+		ClientCertificate:     f.common.ClientCertificate,
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // FuzzBuild builds random object graphs — proxies, includes, services,
@@ -59,8 +59,8 @@ func checkGraph(t *testing.T, data []byte) {
 	checkStatuses(t, snap, opts, res)
 	checkSecrets(t, snap, res.DAG)
 	groups := translateAll(res.DAG, snap)
-	for _, g := range xdscache.Groups {
-		for _, err := range xdscheck.Check(string(g), groups[g]) {
+	for _, g := range xdsres.Groups {
+		for _, err := range xdscheck.Check(g, groups[g]) {
 			t.Errorf("group %s: %v", g, err)
 		}
 	}
@@ -96,24 +96,24 @@ func snapshotOf(t testing.TB, objs ...runtime.Object) *objects.Snapshot {
 	return s
 }
 
-func translateAll(d *dag.DAG, snap *objects.Snapshot) map[xdscache.Group]*translator.Resources {
+func translateAll(d *dag.DAG, snap *objects.Snapshot) map[xdsres.Group]*translator.Resources {
 	o := translator.DefaultOptions()
-	return map[xdscache.Group]*translator.Resources{
-		xdscache.GroupEnvoy: translator.Envoy(d, snap, o),
-		xdscache.GroupGRPC:  translator.GRPC(d, snap, o),
-		xdscache.GroupDNS:   translator.DNS(d, snap, o),
-		xdscache.GroupMesh:  translator.MeshNode(d, snap, o),
+	return map[xdsres.Group]*translator.Resources{
+		xdsres.GroupEnvoy: translator.Envoy(d, snap, o),
+		xdsres.GroupGRPC:  translator.GRPC(d, snap, o),
+		xdsres.GroupDNS:   translator.DNS(d, snap, o),
+		xdsres.GroupMesh:  translator.MeshNode(d, snap, o),
 	}
 }
 
 // wireBytes encodes every resource of every group as it would be sent,
 // keyed by group, type and name.
-func wireBytes(t testing.TB, groups map[xdscache.Group]*translator.Resources) map[string][]byte {
+func wireBytes(t testing.TB, groups map[xdsres.Group]*translator.Resources) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for g, r := range groups {
 		for _, m := range r.All() {
-			res, err := xdscache.NewResource(m)
+			res, err := xdsres.NewResource(m)
 			if err != nil {
 				t.Fatalf("group %s: %v", g, err)
 			}

@@ -60,6 +60,10 @@ func (c *choices) virtualHost() *switchyardv1.VirtualHost {
 			vh.Authorization.WithRequestBody = &switchyardv1.AuthorizationServerBufferSettings{MaxRequestBytes: maybe(c, pool[int32]{[]int32{1024}, []int32{0, -1}})}
 		}
 	}
+	vh.IPFilterPolicies = c.ipFilters()
+	vh.CORSPolicy = c.cors()
+	vh.RateLimitPolicy = c.rateLimit()
+	vh.JWTProviders = c.jwtProviders()
 	return vh
 }
 
@@ -192,6 +196,9 @@ func (c *choices) routePolicies(r *switchyardv1.Route) {
 	if c.oneIn(6) {
 		r.AuthPolicy = &switchyardv1.AuthorizationPolicy{Disabled: c.oneIn(2), Context: map[string]string{"route": "x"}}
 	}
+	r.IPFilterPolicies = c.ipFilters()
+	r.RateLimitPolicy = c.rateLimit()
+	r.JWTVerificationPolicy = c.jwtVerification()
 }
 
 func (c *choices) tcpProxy() *switchyardv1.TCPProxy {

@@ -20,8 +20,8 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestIsolation is decision 6 of site/architecture.md as a property: for generated valid
@@ -69,7 +69,7 @@ func TestIsolation(t *testing.T) {
 type built struct {
 	res   *dag.Result
 	wire  map[string][]byte
-	group map[xdscache.Group]*translator.Resources
+	group map[xdsres.Group]*translator.Resources
 }
 
 // buildYAML loads the valid set, the catalogue's base and the bad case
@@ -95,8 +95,8 @@ func buildYAML(t *testing.T, valid, bad string) built {
 	}
 	res := dag.Build(snap, dag.Options{})
 	groups := translateAll(res.DAG, snap)
-	for _, g := range xdscache.Groups {
-		for _, err := range xdscheck.Check(string(g), groups[g]) {
+	for _, g := range xdsres.Groups {
+		for _, err := range xdscheck.Check(g, groups[g]) {
 			t.Errorf("group %s: %v", g, err)
 		}
 	}
@@ -186,10 +186,22 @@ func validRoot(r *rand.Rand, ns string, k int) string {
 		if r.Intn(2) == 0 {
 			b.WriteString("    authorization: {extensionRef: {name: authz}}\n")
 		}
+		if r.Intn(3) == 0 {
+			b.WriteString("    jwtProviders: [{name: idp, default: true, remoteJWKS: {uri: \"https://idp.example.com/jwks\"}}]\n")
+		}
+	}
+	if r.Intn(3) == 0 {
+		b.WriteString("    corsPolicy: {allowOrigin: [\"*\"], allowMethods: [GET], maxAge: 10m}\n    rateLimitPolicy: {local: {requests: 100, unit: second}}\n")
+	}
+	if r.Intn(3) == 0 {
+		b.WriteString("    ipAllowPolicy: [{source: Peer, cidr: 10.0.0.0/8}, {source: Remote, cidr: \"2001:db8::/32\"}]\n")
 	}
 	fmt.Fprintf(&b, "  includes: [{name: child-%d, conditions: [{prefix: /child}]}]\n  routes:\n", k)
 	for j := range 1 + r.Intn(3) {
 		fmt.Fprintf(&b, "  - conditions: [{prefix: /r%d}]\n    services: [{name: svc-%d, port: 80, weight: %d}, {name: svc-%d, port: 80, weight: %d}]\n", j, r.Intn(2), 1+r.Intn(9), 2, 1+r.Intn(9))
+		if r.Intn(4) == 0 {
+			b.WriteString("    ipDenyPolicy: [{source: Peer, cidr: 192.168.0.0/16}]\n")
+		}
 	}
 	fmt.Fprintf(&b, "---\napiVersion: switchyard.dev/v1\nkind: HTTPProxy\nmetadata: {name: child-%d, namespace: %s}\nspec:\n  routes:\n  - name: web\n    services: [{name: svc-%d, port: 80}]\n---\n", k, ns, r.Intn(3))
 	return b.String()

@@ -133,7 +133,7 @@ func applyTargets(snap *objects.Snapshot, res *MeshResult) {
 			}
 		}
 		if acc != nil {
-			slices.SortFunc(acc.Targets, func(a, b types.NamespacedName) int { return compareNN(a, b) })
+			slices.SortFunc(acc.Targets, compareNN)
 			acc.Targets = slices.Compact(acc.Targets)
 			slices.SortFunc(acc.Sources, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
 			acc.Sources = slices.Compact(acc.Sources)

@@ -56,6 +56,8 @@ type rootBuilder struct {
 	authDisabledDefault bool
 	authContext         map[string]string
 	authFailed          bool
+
+	hostPolicy hostPolicy
 }
 
 // BuildRoot builds the part of the DAG that one root proxy owns.
@@ -106,17 +108,24 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		st.addError(ErrVirtualHost, "RootNamespaceNotAllowed", "spec.virtualhost: root HTTPProxies may only be created in the namespaces %s", strings.Join(rb.opts.RootNamespaces, ", "))
 		return
 	}
-	if err := validateFQDN(vh.Fqdn); err != nil {
+	if err := validateVirtualHostFQDN(vh.Fqdn); err != nil {
 		st.addError(ErrVirtualHost, "InvalidFQDN", "spec.virtualhost.fqdn: %v", err)
+		return
+	}
+	if len(root.Spec.Routes) == 0 && len(root.Spec.Includes) == 0 && root.Spec.TCPProxy == nil {
+		// As in Contour. The host is not claimed either, so an empty root
+		// cannot hold a name another root serves.
+		st.addError(ErrSpec, "NothingDefined", "spec: a root HTTPProxy must have at least one of routes, includes and tcpproxy")
 		return
 	}
 	res.FQDN = vh.Fqdn
 	secure, permitInsecureAllowed := rb.secureHost(root, st)
 	tlsOK := vh.TLS == nil || secure != nil
 	authOK := authorizationFits(root, st)
+	policyOK := rb.hostPolicies(root, st)
 	routes, permit := rb.visitRoot(root)
 	tcp := rb.tcpProxy(root, st)
-	if !tlsOK || !authOK {
+	if !tlsOK || !authOK || !policyOK {
 		// Serving the host without its TLS would downgrade it to clear
 		// text, and without its authorization would skip the check. The
 		// tree was still visited, for the statuses of the proxies it
@@ -126,7 +135,8 @@ func (rb *rootBuilder) build(root *switchyardv1.HTTPProxy, res *RootResult) {
 		return
 	}
 	rb.proxyDNS(root, routes, tcp)
-	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed)
+	rb.assembleHosts(res, vh.Fqdn, nn, secure, tcp, routes, permit, permitInsecureAllowed && rb.permitInsecureAllowed())
+	rb.applyHostPolicies(res)
 }
 
 // authorizationFits reports an error when a root names an authorization
@@ -203,6 +213,11 @@ func (rb *rootBuilder) visitRoot(root *switchyardv1.HTTPProxy) ([]*Route, map[*R
 		}
 	})
 	sortRoutes(routes)
+	if domain, ok := strings.CutPrefix(root.Spec.VirtualHost.Fqdn, "*."); ok {
+		for _, r := range routes {
+			r.HeaderMatches = append(slices.Clip(r.HeaderMatches), wildcardAuthority(domain))
+		}
+	}
 	return routes, permit
 }
 
@@ -341,12 +356,8 @@ func (rb *rootBuilder) secureHost(root *switchyardv1.HTTPProxy, st *Status) (*Se
 		return nil, false
 	}
 	rb.addSecret(svh.Secret)
-	if cv := t.ClientValidation; cv != nil {
-		if svh.ClientCA, err = rb.secrets.caSecret(cv.CACertificate, root.Namespace); err != nil {
-			st.addError(ErrTLS, reasonOf(err), "spec.virtualhost.tls.clientValidation.caSecret: %v", err)
-			return nil, false
-		}
-		rb.addSecret(svh.ClientCA)
+	if !rb.clientValidation(t.ClientValidation, root.Namespace, svh, st) {
+		return nil, false
 	}
 	return svh, rb.authorize(root, svh, st)
 }

@@ -219,14 +219,22 @@ func (b *routeBuilder) policies(r *switchyardv1.Route, out *Route) bool {
 	ok = b.retry(r.RetryPolicy, out) && ok
 	ok = b.rewrite(r.PathRewritePolicy, out) && ok
 	ok = b.hashPolicies(r.LoadBalancerPolicy, out) && ok
+	ok = b.routePolicies(r, out) && ok
+	ok = b.internalRedirect(r.InternalRedirectPolicy, r, out) && ok
+	var cerr error
+	if out.CookieRewrites, cerr = parseCookieRewrites(r.CookieRewritePolicies); cerr != nil {
+		b.st.addError(ErrRoute, "InvalidCookieRewrite", "%s.cookieRewritePolicies%v", b.field, cerr)
+		ok = false
+	}
 	var err error
-	var hostRewrite string
-	if out.RequestHeaders, hostRewrite, err = parseHeadersPolicy(r.RequestHeadersPolicy, true); err != nil {
+	var host hostRewrite
+	vars := headerVars{namespace: b.proxy.Namespace}
+	if out.RequestHeaders, host, err = parseHeadersPolicy(r.RequestHeadersPolicy, headerScope{request: true, hostFromHeader: true, vars: vars}); err != nil {
 		b.st.addError(ErrRoute, "InvalidHeadersPolicy", "%s.requestHeadersPolicy: %v", b.field, err)
 		ok = false
 	}
-	out.HostRewrite = hostRewrite
-	if out.ResponseHeaders, _, err = parseHeadersPolicy(r.ResponseHeadersPolicy, false); err != nil {
+	out.HostRewrite, out.HostRewriteHeader = host.literal, host.header
+	if out.ResponseHeaders, _, err = parseHeadersPolicy(r.ResponseHeadersPolicy, headerScope{vars: vars}); err != nil {
 		b.st.addError(ErrRoute, "InvalidHeadersPolicy", "%s.responseHeadersPolicy: %v", b.field, err)
 		ok = false
 	}
@@ -403,6 +411,9 @@ func httpHealthCheck(p *switchyardv1.HTTPHealthCheckPolicy) (*HealthCheck, error
 		return nil, err
 	}
 	hc.Path = p.Path
+	if hc.ExpectedStatuses, err = expectedStatuses(p.ExpectedStatuses); err != nil {
+		return nil, err
+	}
 	hc.Host = defaultHealthHost
 	if p.Host != "" {
 		if err := validateFQDN(p.Host); err != nil {

@@ -168,6 +168,15 @@ func (r secretResolver) caSecret(ref, referrerNS string) (*Secret, error) {
 // validateCABundle requires at least one PEM certificate and nothing that
 // fails to parse.
 func validateCABundle(b []byte) error {
+	return validatePEM(b, "CERTIFICATE", "certificate", func(der []byte) error {
+		_, err := x509.ParseCertificate(der)
+		return err
+	})
+}
+
+// validatePEM requires at least one PEM block of the type and every such
+// block to parse; blocks of other types are ignored.
+func validatePEM(b []byte, blockType, what string, parse func([]byte) error) error {
 	if len(b) == 0 {
 		return errors.New("is missing")
 	}
@@ -178,16 +187,16 @@ func validateCABundle(b []byte) error {
 		if block == nil {
 			break
 		}
-		if block.Type != "CERTIFICATE" {
+		if block.Type != blockType {
 			continue
 		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return fmt.Errorf("holds a certificate that does not parse: %v", err)
+		if err := parse(block.Bytes); err != nil {
+			return fmt.Errorf("holds a %s that does not parse: %v", what, err)
 		}
 		n++
 	}
 	if n == 0 {
-		return errors.New("holds no PEM certificate")
+		return fmt.Errorf("holds no PEM %s (%s)", what, blockType)
 	}
 	return nil
 }

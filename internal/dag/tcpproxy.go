@@ -27,7 +27,11 @@ func (rb *rootBuilder) tcpProxy(root *switchyardv1.HTTPProxy, st *Status) *TCPPr
 		}
 		st = rb.statusOf(owner)
 	}
-	return rb.tcpServices(owner, tp, field, st)
+	out := rb.tcpServices(owner, tp, field, st)
+	if out == nil || !tcpConnectionSettings(root.Spec.TCPProxy, out, rb.statusOf(root)) {
+		return nil
+	}
+	return out
 }
 
 func (rb *rootBuilder) tcpInclude(root *switchyardv1.HTTPProxy, tp *switchyardv1.TCPProxy, st *Status) (*switchyardv1.HTTPProxy, *switchyardv1.TCPProxy, bool) {
@@ -80,6 +84,11 @@ func (rb *rootBuilder) tcpServices(owner *switchyardv1.HTTPProxy, tp *switchyard
 			return nil
 		}
 	}
+	cert, ok := rb.tcpClientCertificate(owner, tp, field, st)
+	if !ok {
+		return nil
+	}
+	common.ClientCertificate = cert
 	fb := &forwardBuilder{rb: rb, ns: owner.Namespace, field: field, st: st, common: common}
 	fwd, ok := fb.build(tp.Services)
 	switch {
@@ -90,6 +99,9 @@ func (rb *rootBuilder) tcpServices(owner *switchyardv1.HTTPProxy, tp *switchyard
 		return nil
 	case len(fwd.Mirrors) > 0:
 		st.addError(ErrTCPProxy, "InvalidTCPProxy", "%s.services: mirrors cannot be used on a tcpproxy", field)
+		return nil
+	case common.ClientCertificate != "" && fwd.Cluster.Spec.Protocol != "tls":
+		st.addError(ErrTCPProxy, "ClientCertificateWithoutTLS", "%s.clientCertificate: requires the services to use protocol tls, they are reached in clear text", field)
 		return nil
 	}
 	return &TCPProxy{Cluster: fwd.Cluster}
@@ -138,11 +150,12 @@ func (rb *rootBuilder) proxyDNS(root *switchyardv1.HTTPProxy, routes []*Route, t
 	checked := rb.checkedServices(routes)
 	byProxy := map[types.NamespacedName][]*Route{}
 	for _, r := range routes {
-		// A route behind ext_authz gets no DNS name: a DNS client would
-		// reach its backends without the check. Nor does an opted-out
-		// route sharing a Service with a checked one: the name would lead
-		// to the same pods, and every path they serve.
-		if rb.authEnabled && (!r.AuthDisabled || sharesService(r, checked)) {
+		// A route behind ext_authz or another security policy (see
+		// guarded) gets no DNS name: a DNS client would reach its backends
+		// without the check. Nor does an unguarded route sharing a Service
+		// with a guarded one: the name would lead to the same pods, and
+		// every path they serve.
+		if rb.guarded(r) || sharesService(r, checked) {
 			continue
 		}
 		if r.Forward != nil && r.Forward.Merged != nil {
@@ -201,15 +214,11 @@ func isRootPath(conds []switchyardv1.MatchCondition) bool {
 	return true
 }
 
-// checkedServices lists the Services behind routes that need an
-// authorization check.
+// checkedServices lists the Services behind guarded routes.
 func (rb *rootBuilder) checkedServices(routes []*Route) map[types.NamespacedName]bool {
 	out := map[types.NamespacedName]bool{}
-	if !rb.authEnabled {
-		return out
-	}
 	for _, r := range routes {
-		if r.AuthDisabled || r.Forward == nil || r.Forward.Merged == nil {
+		if !rb.guarded(r) || r.Forward == nil || r.Forward.Merged == nil {
 			continue
 		}
 		for _, b := range r.Forward.Merged.Spec.Backends {

@@ -54,8 +54,25 @@ func parseDuration(s string) (*time.Duration, error) {
 	return &d, nil
 }
 
-// validateFQDN checks a virtual host name. Wildcards are rejected because
-// plain-HTTP hosts are selected by exact match (scoped routes).
+// validateVirtualHostFQDN checks a virtual host name: a host name, or "*."
+// and a domain for a wildcard host, which serves the names one label
+// longer (as in Contour: "*.example.com" serves "a.example.com", not
+// "a.b.example.com").
+func validateVirtualHostFQDN(fqdn string) error {
+	domain, wildcard := strings.CutPrefix(fqdn, "*.")
+	switch {
+	case !wildcard:
+		return validateFQDN(fqdn)
+	case strings.Contains(domain, "*"):
+		return fmt.Errorf("%q: a wildcard is allowed only as the whole leftmost label, as in \"*.example.com\"", fqdn)
+	case !strings.Contains(domain, "."):
+		return fmt.Errorf("%q: a wildcard host needs a domain of at least two labels", fqdn)
+	}
+	return validateFQDN(domain)
+}
+
+// validateFQDN checks a host name, without wildcards: those are for
+// virtual hosts only (see validateVirtualHostFQDN).
 func validateFQDN(fqdn string) error {
 	if fqdn == "" {
 		return errors.New("must be set")
@@ -64,7 +81,7 @@ func validateFQDN(fqdn string) error {
 		return fmt.Errorf("is %d characters long, over the limit of %d", len(fqdn), validation.DNS1123SubdomainMaxLength)
 	}
 	if strings.Contains(fqdn, "*") {
-		return fmt.Errorf("%q: wildcard host names are not supported; list each host in its own root HTTPProxy", fqdn)
+		return fmt.Errorf("%q: a wildcard is not a host name", fqdn)
 	}
 	if _, err := netip.ParseAddr(fqdn); err == nil {
 		return fmt.Errorf("%q is an IP address; a virtual host needs a DNS name", fqdn)
@@ -101,10 +118,14 @@ func validateRegex(expr string) error {
 }
 
 // validateHeaderName checks an HTTP header name (an RFC 9110 token).
-// Pseudo-headers are rejected: they cannot be set or matched as headers.
+// Pseudo-headers are rejected: Envoy refuses to set or remove them (a
+// condition may match some, see validateMatchHeaderName).
 func validateHeaderName(name string) error {
 	if name == "" {
 		return errors.New("header name must not be empty")
+	}
+	if strings.HasPrefix(name, ":") {
+		return fmt.Errorf("%q is a pseudo-header, which cannot be set or removed", name)
 	}
 	if len(name) > 256 {
 		return errors.New("header name is longer than 256 characters")
@@ -167,6 +188,26 @@ func validateContext(ctx map[string]string) error {
 		}
 		if err := validateText(ctx[k]); err != nil {
 			return fmt.Errorf("value of %q: %v", k, err)
+		}
+	}
+	return nil
+}
+
+// validateSubjectNames checks the names of which an upstream certificate
+// must carry one: as in Contour, the first is subjectName.
+func validateSubjectNames(first string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if len(names) > 8 {
+		return fmt.Errorf(": %d names, over the limit of 8", len(names))
+	}
+	if names[0] != first {
+		return fmt.Errorf("[0]: %q must be subjectName, %q", names[0], first)
+	}
+	for i, n := range names {
+		if err := validateSubjectName(n); err != nil {
+			return fmt.Errorf("[%d]: %v", i, err)
 		}
 	}
 	return nil

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	kserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 
 	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
 	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
@@ -29,8 +31,8 @@ var scheme = newScheme()
 
 // codec decodes one JSON document strictly: unknown and duplicate fields are
 // errors, as with kubectl's --validate=strict.
-var codec = kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme,
-	kjson.SerializerOptions{Strict: true})
+var codec = kserializer.NewSerializerWithOptions(kserializer.DefaultMetaFactory, scheme, scheme,
+	kserializer.SerializerOptions{Strict: true})
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -107,11 +109,16 @@ type head struct {
 }
 
 func (d *fileDecoder) document(doc document) {
-	// One strict YAML pass both checks the syntax and catches duplicate
-	// keys (which a plain YAML-to-JSON conversion silently drops); the
-	// strict JSON decode below then checks fields and types.
-	var v any
-	if err := utilyaml.UnmarshalStrict(doc.data, &v); err != nil {
+	// One parse into yaml.v3 nodes checks the syntax; writing JSON from the
+	// nodes catches duplicate keys (which a plain YAML-to-JSON conversion
+	// silently drops); the strict JSON decode below then checks fields and
+	// types.
+	root, err := parseYAML(doc.data)
+	var data []byte
+	if err == nil && root != nil && root.Kind == yamlv3.MappingNode {
+		data, err = toJSON(root, len(doc.data))
+	}
+	if err != nil {
 		var h head
 		if m, ok := lenientYAML(doc.data).(map[string]any); ok {
 			h = headOf(m)
@@ -119,20 +126,71 @@ func (d *fileDecoder) document(doc document) {
 		d.problem(doc.line, h, Error, yamlMessage(err, doc.line))
 		return
 	}
-	switch m := v.(type) {
-	case nil:
+	switch {
+	case root == nil || root.ShortTag() == "!!null":
 		return // "~", "null" or an empty flow: nothing to read
-	case map[string]any:
-		data, err := json.Marshal(m)
-		if err != nil {
-			d.problem(doc.line, headOf(m), Error, err.Error())
-			return
-		}
-		d.object(doc.line, "", data, 0)
+	case root.Kind == yamlv3.MappingNode:
+		d.top(doc.line, root, data)
 	default:
 		d.problem(doc.line, head{}, Error,
-			fmt.Sprintf("document is %s, not an object with apiVersion and kind", describe(v)))
+			fmt.Sprintf("document is %s, not an object with apiVersion and kind", describeNode(root)))
 	}
+}
+
+// top decodes a document's object. The kinds Switchyard reads go straight
+// into their type; Lists, kinds it does not read and manifests without a
+// usable apiVersion and kind take the codec's path, whose errors say why.
+func (d *fileDecoder) top(line int, root *yamlv3.Node, data []byte) {
+	gvk, ok := gvkOf(root)
+	if !ok || strings.HasSuffix(gvk.Kind, "List") || !scheme.Recognizes(gvk) {
+		d.object(line, "", data, 0)
+		return
+	}
+	obj, err := scheme.New(gvk)
+	if err != nil {
+		d.object(line, "", data, 0)
+		return
+	}
+	strictErrs, err := kjson.UnmarshalStrict(data, obj)
+	if err == nil && len(strictErrs) > 0 {
+		err = runtime.NewStrictDecodingError(strictErrs)
+	}
+	if err != nil {
+		var h head
+		_ = json.Unmarshal(data, &h) // best effort: fields of the wrong type stay empty
+		d.problem(line, h, Error, decodeMessage(err, h))
+		return
+	}
+	d.typed(line, "", obj)
+}
+
+// gvkOf reads apiVersion and kind from a document's top mapping, when both
+// are plain strings.
+func gvkOf(root *yamlv3.Node) (schema.GroupVersionKind, bool) {
+	var apiVersion, kind string
+	var seen int
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yamlv3.ScalarNode || v.Kind != yamlv3.ScalarNode || v.ShortTag() != "!!str" {
+			continue
+		}
+		switch k.Value {
+		case "apiVersion":
+			apiVersion = v.Value
+			seen++
+		case "kind":
+			kind = v.Value
+			seen++
+		}
+	}
+	if seen != 2 || apiVersion == "" || kind == "" {
+		return schema.GroupVersionKind{}, false
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return schema.GroupVersionKind{}, false
+	}
+	return gv.WithKind(kind), true
 }
 
 // object decodes one JSON object: a top-level document or an item of a List.
@@ -215,6 +273,7 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 		d.problem(line, h, Error, prefix+msg)
 		return
 	}
+	compact(obj)
 	d.objs = append(d.objs, decoded{key: key, obj: obj, line: line})
 }
 
@@ -328,17 +387,22 @@ func headOf(m map[string]any) head {
 	return h
 }
 
-func describe(v any) string {
-	switch v.(type) {
-	case []any:
+func describeNode(n *yamlv3.Node) string {
+	if n.Kind == yamlv3.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yamlv3.SequenceNode {
 		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case int64, float64:
+	}
+	v, isString, err := scalarJSON(n)
+	switch {
+	case err != nil:
 		return "a number"
+	case isString:
+		return "a string"
+	case v == "true" || v == "false":
+		return "a boolean"
 	default:
-		return fmt.Sprintf("a %T", v)
+		return "a number"
 	}
 }

@@ -9,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -79,6 +82,11 @@ func (t *tree) sync(rel string, onDir func(rel string)) map[string]bool {
 		}
 	}
 	w.visit(rel, rel == ".")
+	for _, r := range t.readFiles(w.manifests) {
+		if !r.gone {
+			w.files[r.rel] = true
+		}
+	}
 	for f := range t.files {
 		if under(f, rel) && !w.files[f] {
 			t.setFile(f, nil)
@@ -92,6 +100,8 @@ type walk struct {
 	onDir func(rel string)
 	files map[string]bool
 	dirs  map[string]bool
+	// manifests are the files found, read together once the walk is done.
+	manifests []string
 }
 
 // visit reads the file or directory at rel. Hidden entries are skipped and
@@ -125,9 +135,7 @@ func (w *walk) visit(rel string, follow bool) {
 	if !isManifest(rel) {
 		return
 	}
-	if t.readFile(rel) {
-		w.files[rel] = true
-	}
+	w.manifests = append(w.manifests, rel)
 }
 
 func (w *walk) dir(rel, abs string) {
@@ -152,13 +160,20 @@ func (w *walk) dir(rel, abs string) {
 	}
 }
 
-// readFile reads one manifest file and updates its state if its content
-// changed. It returns false if the file is gone.
-func (t *tree) readFile(rel string) bool {
+// readResult is what reading one file found: a new state, or none when the
+// file is unchanged (keep) or gone.
+type readResult struct {
+	rel  string
+	st   *fileState
+	gone bool
+}
+
+// read reads and decodes one file without changing the tree, so that many
+// files can be read at once; apply then records the result.
+func (t *tree) read(rel string) readResult {
 	abs := t.join(rel)
-	fail := func(msg string) bool {
-		t.setFile(rel, &fileState{problems: []Problem{{File: abs, Severity: Error, Message: msg}}})
-		return true
+	fail := func(msg string) readResult {
+		return readResult{rel: rel, st: &fileState{problems: []Problem{{File: abs, Severity: Error, Message: msg}}}}
 	}
 	fi, err := os.Stat(abs)
 	switch {
@@ -167,7 +182,7 @@ func (t *tree) readFile(rel string) bool {
 		if _, lerr := os.Lstat(abs); lerr == nil {
 			return fail("symbolic link to a missing file")
 		}
-		return false
+		return readResult{rel: rel, gone: true}
 	case err != nil:
 		return fail(fmt.Sprintf("cannot read: %v", err))
 	case !fi.Mode().IsRegular():
@@ -179,7 +194,7 @@ func (t *tree) readFile(rel string) bool {
 	data, err := readAtMost(abs, t.maxSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return false
+		return readResult{rel: rel, gone: true}
 	case err != nil:
 		return fail(fmt.Sprintf("cannot read: %v", err))
 	case int64(len(data)) > t.maxSize:
@@ -187,15 +202,49 @@ func (t *tree) readFile(rel string) bool {
 	}
 	sum := sha256.Sum256(data)
 	if old := t.files[rel]; old != nil && old.read && old.sum == sum {
-		return true
+		return readResult{rel: rel}
 	}
 	objs, problems := decodeFile(abs, data)
 	st := &fileState{read: true, sum: sum, problems: problems}
 	for i, o := range objs {
 		st.entries = append(st.entries, &entry{decoded: o, file: rel, seq: i})
 	}
-	t.setFile(rel, st)
-	return true
+	return readResult{rel: rel, st: st}
+}
+
+func (t *tree) apply(r readResult) {
+	if r.st != nil {
+		t.setFile(r.rel, r.st)
+	}
+}
+
+// readFiles reads files on every core and applies the results in the
+// order given, so that the outcome is the same as reading them one by one.
+func (t *tree) readFiles(rels []string) []readResult {
+	out := make([]readResult, len(rels))
+	workers := min(goruntime.GOMAXPROCS(0), len(rels))
+	if workers <= 1 {
+		for i, rel := range rels {
+			out[i] = t.read(rel)
+		}
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1)) - 1; i < len(rels); i = int(next.Add(1)) - 1 {
+					out[i] = t.read(rels[i])
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for _, r := range out {
+		t.apply(r)
+	}
+	return out
 }
 
 // readAtMost reads a file, stopping one byte past max so that a file that

@@ -17,8 +17,10 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/etcdsource"
 	"github.com/switchyard-dev/switchyard/internal/etcdsource/etcdtest"
 	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
+	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/testenv"
+	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
 // replica is one Switchyard serving from etcd, wired as
@@ -40,7 +42,8 @@ func startReplica(t *testing.T, e *etcdtest.Server, name string, leaseTTL int) *
 	r := &replica{client: c}
 	r.status = etcdsource.NewStatusWriter(etcdsource.StatusConfig{Client: c, Prefix: prefix, Identity: name, LeaseTTL: leaseTTL})
 	r.src = etcdsource.New(etcdsource.Config{Client: c, Prefix: prefix, OnProblems: r.status.SetProblems, ProbeInterval: 200 * time.Millisecond, ProbeTimeout: time.Second})
-	r.srv = server.New(server.Config{XDSAddress: "127.0.0.1:0", OnStatuses: r.status.Apply, ReadyDetail: r.src.ReadyDetail})
+	r.srv = server.New(server.Config{XDSAddress: "127.0.0.1:0", OnStatuses: r.status.Apply, ReadyDetail: r.src.ReadyDetail,
+		Pipeline: pipeline.Config{Translator: translator.DefaultOptions()}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 2)
 	go func() { done <- r.status.Run(ctx) }()

@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/explain"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // goldenDir holds the translator's golden cases: explain is tested on the
@@ -39,7 +40,7 @@ func resources(t *testing.T, name, group string) *explain.Resources {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: group})
+	out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: xdsres.Group(group)})
 	if err != nil {
 		t.Fatal(err)
 	}

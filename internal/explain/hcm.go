@@ -35,9 +35,13 @@ func (w *walk) routeConfig(hcm *envoy_filter_network_http_connection_manager_v3.
 		step := &RouteConfigStep{Name: name, Via: "rds", Why: fmt.Sprintf("the connection manager names route configuration %q", name)}
 		return w.lookupRoutes(name, step)
 	case *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes:
+		computed := w.setLuaScopeHeaders(hcm, rs.ScopedRoutes.GetScopeKeyBuilder())
 		key, why := scopeKey(rs.ScopedRoutes.GetScopeKeyBuilder(), w.req)
+		if len(computed) > 0 {
+			why += "; the listener's host scope filter set " + strings.Join(computed, ", ") + " from :authority"
+		}
 		if key == nil {
-			w.decide(Decision{Kind: KindNotFound, Status: 404, Reason: "no scope key: " + why})
+			w.decide(Decision{Kind: KindNotFound, Status: 404, Reason: "no scope key: " + why, Fix: w.noHostFix(w.req.host)})
 			return nil, nil
 		}
 		for _, s := range w.res.Scopes {
@@ -49,7 +53,7 @@ func (w *walk) routeConfig(hcm *envoy_filter_network_http_connection_manager_v3.
 			}
 		}
 		w.decide(Decision{Kind: KindNotFound, Status: 404,
-			Reason: fmt.Sprintf("no scope has key %q (%s); scope keys are exact, case-sensitive strings", strings.Join(key, ","), why),
+			Reason: fmt.Sprintf("no scope has key %q (%s)", strings.Join(key, ","), why),
 			Fix:    w.noHostFix(key[0])})
 		return nil, nil
 	}
@@ -104,7 +108,10 @@ func scopeKey(b *envoy_filter_network_http_connection_manager_v3.ScopedRoutes_Sc
 			}
 			whys = append(whys, fmt.Sprintf("element %q of %s", e.Element.GetKey(), hx.GetName()))
 		default:
-			return nil, "a scope key fragment extracts nothing"
+			// No extract_type is index 0: Envoy reads the index field's
+			// zero value, the whole value when there is no separator.
+			key = append(key, elems[0])
+			whys = append(whys, fmt.Sprintf("%s %q", hx.GetName(), v))
 		}
 	}
 	if len(key) == 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	envoy_filter_network_connection_limit_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/connection_limit/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	envoy_filter_network_tcp_proxy_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	"google.golang.org/protobuf/proto"
@@ -36,14 +37,22 @@ func (w *walk) envoy() {
 		w.decide(Decision{Kind: KindRefused, Reason: "the filter chain has no network filters"})
 		return
 	}
-	f := fc.GetFilters()[0]
+	// The last filter is the terminal one that decides where the
+	// connection goes; those before it (a connection_limit) only gate it.
+	filters := fc.GetFilters()
+	for _, f := range filters[:len(filters)-1] {
+		if cl, ok := unpack(f.GetTypedConfig()).(*envoy_filter_network_connection_limit_v3.ConnectionLimit); ok {
+			step.Why += fmt.Sprintf("; at most %d connections at once (connection_limit), further ones are closed", cl.GetMaxConnections().GetValue())
+		}
+	}
+	f := filters[len(filters)-1]
 	switch cfg := unpack(f.GetTypedConfig()).(type) {
 	case *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager:
 		w.hcm(cfg)
 	case *envoy_filter_network_tcp_proxy_v3.TcpProxy:
 		w.tcpProxy(cfg)
 	default:
-		w.decide(Decision{Kind: KindRefused, Reason: fmt.Sprintf("the filter chain's first network filter is %s, which explain does not know", f.GetName())})
+		w.decide(Decision{Kind: KindRefused, Reason: fmt.Sprintf("the filter chain's terminal network filter is %s, which explain does not know", f.GetName())})
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Header opens every golden file, so that nobody edits one by hand.
@@ -57,10 +58,12 @@ type Case struct {
 //	# testdata/<case>/options.yaml
 //	globalAuthorization: auth/authz   # --global-authorization auth/authz
 //	drainZones: [zone-b]              # --drain-zone zone-b (repeatable)
+//	ingressClassName: edge-b          # --ingress-class-name edge-b: one gateway's slice
 //	mesh: true                        # --mesh
 type Options struct {
 	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
 	DrainZones          []string `json:"drainZones,omitempty"`
+	IngressClassName    string   `json:"ingressClassName,omitempty"`
 	Mesh                bool     `json:"mesh,omitempty"`
 }
 
@@ -119,6 +122,7 @@ func Load(dir, tmp string) (*Case, error) {
 		c.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: ns, Name: name}
 	}
 	c.Translator.DrainZones = opts.DrainZones
+	c.DAG.IngressClassName = opts.IngressClassName
 	c.DAG.Mesh = opts.Mesh
 	return c, nil
 }
@@ -144,10 +148,11 @@ func readOptions(dir string) (Options, error) {
 // mesh's node proxies only for cases run with --mesh (without it that
 // group is always empty).
 func (c *Case) Groups() []string {
+	names := xdsres.Names()
 	if c.DAG.Mesh {
-		return render.Groups
+		return names
 	}
-	return slices.DeleteFunc(slices.Clone(render.Groups), func(g string) bool { return g == "mesh" })
+	return slices.DeleteFunc(names, func(g string) bool { return g == string(xdsres.GroupMesh) })
 }
 
 // Path is the golden file of a group.

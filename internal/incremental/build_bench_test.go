@@ -11,7 +11,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/perf"
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // BenchmarkFullBuild builds everything from a snapshot of generated
@@ -64,7 +64,7 @@ func benchFullBuild(b *testing.B, proxies int) {
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n)/float64(proxies), "allocs/proxy")
 
 	msgs, size := distinctMessages(e)
-	floor := marshalFloor(b, msgs, xdscache.Marshal)
+	floor := marshalFloor(b, msgs, xdsres.Marshal)
 	reflect := marshalFloor(b, msgs, func(m proto.Message) ([]byte, error) {
 		return proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	})
@@ -78,10 +78,10 @@ func benchFullBuild(b *testing.B, proxies int) {
 // distinctMessages lists every resource the engine serves, decoded, once
 // even when several groups share it, and their encoded size.
 func distinctMessages(e *Engine) ([]proto.Message, int) {
-	seen := map[*xdscache.Resource]bool{}
+	seen := map[*xdsres.Resource]bool{}
 	var out []proto.Message
 	size := 0
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		for _, byName := range e.Targets(g) {
 			for _, r := range byName {
 				if !seen[r] {

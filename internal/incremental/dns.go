@@ -6,7 +6,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // settleDNS decides again, for every DNS name whose claims changed, which
@@ -73,16 +73,16 @@ func (e *Engine) settleDNS() {
 		name := d.winner.name.Name
 		d.res, d.cla = e.keep(out[i][0]), e.keep(out[i][1])
 		e.u.assignments++
-		e.set(xdscache.GroupDNS, resource.ClusterType, name, d.res)
-		e.set(xdscache.GroupDNS, resource.EndpointType, name, d.cla)
+		e.set(xdsres.GroupDNS, resource.ClusterType, name, d.res)
+		e.set(xdsres.GroupDNS, resource.EndpointType, name, d.cla)
 	}
 }
 
 func (e *Engine) dropDNS(name string, d *dnsEntry) {
 	delete(d.entry.dns, name)
 	delete(e.shared.dns, name)
-	e.set(xdscache.GroupDNS, resource.ClusterType, name, nil)
-	e.set(xdscache.GroupDNS, resource.EndpointType, name, nil)
+	e.set(xdsres.GroupDNS, resource.ClusterType, name, nil)
+	e.set(xdsres.GroupDNS, resource.EndpointType, name, nil)
 }
 
 // dnsNames lists the DNS names served, for the DAG.

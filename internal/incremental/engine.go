@@ -33,7 +33,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Config is what an engine builds with.
@@ -65,7 +65,7 @@ type Delta struct {
 	// and Changes is nil.
 	All bool
 	// Changes holds, per group, type URL and name, what changed.
-	Changes map[xdscache.Group]map[string]map[string]Change
+	Changes map[xdsres.Group]map[string]map[string]Change
 	// Assignments counts the load assignments computed, in every group.
 	Assignments int
 }
@@ -73,11 +73,11 @@ type Delta struct {
 // Change is one resource before and after an update; Old is nil for a new
 // resource, New for a deleted one.
 type Change struct {
-	Old, New *xdscache.Resource
+	Old, New *xdsres.Resource
 }
 
 // Targets are a group's complete resources: type URL to name to resource.
-type Targets map[string]map[string]*xdscache.Resource
+type Targets map[string]map[string]*xdsres.Resource
 
 // Engine holds the units of the last build and the resources made from
 // them.
@@ -94,11 +94,12 @@ type Engine struct {
 	rootDeps  *depIndex
 
 	claims   claims
+	plain    plainHosts
 	statuses statusTable
 	mesh     meshUnit
 	shared   sharedTables
 	https    httpsListener
-	targets  map[xdscache.Group]Targets
+	targets  map[xdsres.Group]Targets
 
 	// u is the update in progress.
 	u *update
@@ -131,13 +132,13 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 		claims:    newClaims(),
 		statuses:  newStatusTable(),
 		shared:    newSharedTables(),
-		targets:   map[xdscache.Group]Targets{},
+		targets:   map[xdsres.Group]Targets{},
 		dirty:     newDAGDirty(),
 	}
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		e.targets[g] = Targets{}
-		for _, t := range xdscache.TypesOf(g) {
-			e.targets[g][t] = map[string]*xdscache.Resource{}
+		for _, t := range xdsres.TypesOf(g) {
+			e.targets[g][t] = map[string]*xdsres.Resource{}
 		}
 	}
 	for range workers() {
@@ -150,7 +151,7 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 
 // Targets returns a group's complete resources. The maps belong to the
 // engine: callers must not modify them, and they change with every Update.
-func (e *Engine) Targets(g xdscache.Group) Targets {
+func (e *Engine) Targets(g xdsres.Group) Targets {
 	if e.degraded {
 		return e.ref.Targets[g]
 	}
@@ -203,7 +204,6 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	}
 	if e.generation == 1 {
 		e.presize()
-		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(translator.HTTPListener(e.cfg.Translator))))
 	}
 
 	oldExts := e.rebuildExtensions()
@@ -231,6 +231,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 			delete(e.roots, r.nn)
 		}
 	}
+	e.publishHTTPListener()
 	e.releaseUnused()
 	e.computePending()
 	e.settleDNS()
@@ -278,12 +279,12 @@ func (e *Engine) presize() {
 		resource.ClusterType: services, resource.EndpointType: services, resource.RouteType: proxies,
 		resource.ScopedRouteType: proxies, resource.ListenerType: proxies, resource.SecretType: len(s.Secrets),
 	}
-	for _, g := range xdscache.Groups {
-		for _, t := range xdscache.TypesOf(g) {
-			e.targets[g][t] = make(map[string]*xdscache.Resource, hint[t])
+	for _, g := range xdsres.Groups {
+		for _, t := range xdsres.TypesOf(g) {
+			e.targets[g][t] = make(map[string]*xdsres.Resource, hint[t])
 		}
 	}
-	e.targets[xdscache.GroupEnvoy][resource.ListenerType] = map[string]*xdscache.Resource{}
+	e.targets[xdsres.GroupEnvoy][resource.ListenerType] = map[string]*xdsres.Resource{}
 }
 
 // keepKeyPairsSmall forgets the remembered certificate checks when they
@@ -326,9 +327,9 @@ func (e *Engine) rebuildReference() *Delta {
 	return delta
 }
 
-func (d *Delta) set(g xdscache.Group, t, name string, c Change) {
+func (d *Delta) set(g xdsres.Group, t, name string, c Change) {
 	if d.Changes == nil {
-		d.Changes = map[xdscache.Group]map[string]map[string]Change{}
+		d.Changes = map[xdsres.Group]map[string]map[string]Change{}
 	}
 	if d.Changes[g] == nil {
 		d.Changes[g] = map[string]map[string]Change{}
@@ -345,7 +346,7 @@ type update struct {
 	changed    map[objects.Key]bool
 	// before holds, per group, type and name, the resource a target had
 	// before the update first changed it.
-	before map[xdscache.Group]map[string]map[string]*xdscache.Resource
+	before map[xdsres.Group]map[string]map[string]*xdsres.Resource
 	// initial is set for the first update, which starts from nothing and
 	// so need not remember what it replaced.
 	initial bool
@@ -368,12 +369,12 @@ func newUpdate(generation uint64) *update {
 	return &update{
 		generation: generation,
 		changed:    map[objects.Key]bool{},
-		before:     map[xdscache.Group]map[string]map[string]*xdscache.Resource{},
+		before:     map[xdsres.Group]map[string]map[string]*xdsres.Resource{},
 	}
 }
 
 // set changes one target resource (nil deletes it), remembering what it was.
-func (e *Engine) set(g xdscache.Group, t, name string, r *xdscache.Resource) {
+func (e *Engine) set(g xdsres.Group, t, name string, r *xdsres.Resource) {
 	byName := e.targets[g][t]
 	if e.u.initial {
 		if r == nil {
@@ -385,11 +386,11 @@ func (e *Engine) set(g xdscache.Group, t, name string, r *xdscache.Resource) {
 	}
 	b := e.u.before[g]
 	if b == nil {
-		b = map[string]map[string]*xdscache.Resource{}
+		b = map[string]map[string]*xdsres.Resource{}
 		e.u.before[g] = b
 	}
 	if b[t] == nil {
-		b[t] = map[string]*xdscache.Resource{}
+		b[t] = map[string]*xdsres.Resource{}
 	}
 	if _, seen := b[t][name]; !seen {
 		b[t][name] = byName[name]
@@ -402,7 +403,7 @@ func (e *Engine) set(g xdscache.Group, t, name string, r *xdscache.Resource) {
 }
 
 // delta lists what differs from before the update, by content.
-func (u *update) delta(targets map[xdscache.Group]Targets) *Delta {
+func (u *update) delta(targets map[xdsres.Group]Targets) *Delta {
 	d := &Delta{}
 	for g, byType := range u.before {
 		for t, byName := range byType {

@@ -15,7 +15,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func testSet(t testing.TB, seed int64) *scalegen.Set {
@@ -152,9 +152,9 @@ func compare(t *testing.T, e *Engine, snap *objects.Snapshot, cfg Config, when s
 	t.Helper()
 	want := Reference(snap, cfg.DAG, cfg.Translator)
 	ok := true
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		got := e.Targets(g)
-		for _, typ := range xdscache.TypesOf(g) {
+		for _, typ := range xdsres.TypesOf(g) {
 			for name, w := range want.Targets[g][typ] {
 				switch r := got[typ][name]; {
 				case r == nil:

@@ -17,8 +17,8 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/incremental"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestGoldenThroughEngine builds every golden case of the translator
@@ -128,12 +128,12 @@ type run struct {
 	snap *objects.Snapshot
 	e    *incremental.Engine
 	// followed is, per group, what applying every delta gives.
-	followed map[xdscache.Group]incremental.Targets
+	followed map[xdsres.Group]incremental.Targets
 }
 
 func newRun(t *testing.T, cfg incremental.Config) *run {
 	snap := objects.NewSnapshot()
-	return &run{t: t, cfg: cfg, snap: snap, e: incremental.New(snap, cfg), followed: map[xdscache.Group]incremental.Targets{}}
+	return &run{t: t, cfg: cfg, snap: snap, e: incremental.New(snap, cfg), followed: map[xdsres.Group]incremental.Targets{}}
 }
 
 // update copies the objects of keys from src into the run's snapshot and
@@ -173,11 +173,11 @@ func (r *run) apply(changes []objects.Change) {
 
 // follow applies a delta to what a consumer holds.
 func (r *run) follow(d *incremental.Delta) {
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		if d.All {
 			r.followed[g] = incremental.Targets{}
 			for typ, byName := range r.e.Targets(g) {
-				r.followed[g][typ] = map[string]*xdscache.Resource{}
+				r.followed[g][typ] = map[string]*xdsres.Resource{}
 				for name, res := range byName {
 					r.followed[g][typ][name] = res
 				}
@@ -191,7 +191,7 @@ func (r *run) follow(d *incremental.Delta) {
 					continue
 				}
 				if r.followed[g][typ] == nil {
-					r.followed[g][typ] = map[string]*xdscache.Resource{}
+					r.followed[g][typ] = map[string]*xdsres.Resource{}
 				}
 				r.followed[g][typ][name] = c.New
 			}
@@ -201,7 +201,7 @@ func (r *run) follow(d *incremental.Delta) {
 
 // output is a group's resources as render prints them: by type URL, in
 // name order, decoded from the bytes the engine would send.
-func (r *run) output(g xdscache.Group) *render.Output {
+func (r *run) output(g xdsres.Group) *render.Output {
 	r.t.Helper()
 	out := &render.Output{Resources: map[string][]proto.Message{}, Statuses: r.e.Statuses()}
 	for typ, byName := range r.e.Targets(g) {
@@ -220,12 +220,12 @@ func (r *run) output(g xdscache.Group) *render.Output {
 // add up to with what the engine holds.
 func (r *run) check(when string) {
 	r.t.Helper()
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		res, err := golden.Resources(r.output(g).Resources)
 		if err != nil {
 			r.t.Fatalf("%s: %s: %v", when, g, err)
 		}
-		for _, err := range xdscheck.Check(string(g), res) {
+		for _, err := range xdscheck.Check(g, res) {
 			r.t.Errorf("%s: %s: %v", when, g, err)
 		}
 		if diff := cmp.Diff(versions(r.e.Targets(g)), versions(r.followed[g])); diff != "" {
@@ -240,7 +240,7 @@ func (r *run) matchGolden(c *golden.Case, when string) {
 	r.t.Helper()
 	r.check(when)
 	for _, name := range c.Groups() {
-		g := xdscache.Group(name)
+		g := xdsres.Group(name)
 		got, err := c.Document(r.output(g))
 		if err != nil {
 			r.t.Fatal(err)
@@ -253,7 +253,7 @@ func (r *run) matchGolden(c *golden.Case, when string) {
 			d := cmp.Diff(string(want), string(got))
 			r.t.Errorf("%s: %s differs from what the engine gives (-golden +engine):\n%s", when, c.Path(string(g)), d)
 		}
-		oneShot, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: string(g)})
+		oneShot, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: g})
 		if err != nil {
 			r.t.Fatal(err)
 		}
@@ -263,13 +263,13 @@ func (r *run) matchGolden(c *golden.Case, when string) {
 
 // sameBytes compares the engine's encoded resources with the encoding of
 // the one-shot translation, resource by resource.
-func (r *run) sameBytes(g xdscache.Group, oneShot *render.Output, when string) {
+func (r *run) sameBytes(g xdsres.Group, oneShot *render.Output, when string) {
 	r.t.Helper()
 	held := r.e.Targets(g)
 	n := 0
 	for typ, msgs := range oneShot.Resources {
 		for _, m := range msgs {
-			want, err := xdscache.Encode(m)
+			want, err := xdsres.Encode(m)
 			if err != nil {
 				r.t.Fatal(err)
 			}
@@ -295,7 +295,7 @@ func (r *run) matchEmpty() {
 	if _, err := empty.Update(incremental.Changes{}); err != nil {
 		r.t.Fatal(err)
 	}
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		if diff := cmp.Diff(versions(empty.Targets(g)), versions(r.e.Targets(g))); diff != "" {
 			r.t.Errorf("every object deleted, %s still holds (-empty snapshot +after deleting):\n%s", g, diff)
 		}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // httpsListener keeps the HTTPS listener's filter chains, one per secure
@@ -41,7 +41,7 @@ func (h *httpsListener) init(opts translator.Options) {
 	field := (&envoy_config_listener_v3.Listener{}).ProtoReflect().Descriptor().Fields().ByName("filter_chains").Number()
 	h.tag = protowire.AppendTag(nil, field, protowire.BytesType)
 	probe := translator.HTTPSListenerWithChains([]*envoy_config_listener_v3.FilterChain{{Name: "probe"}}, opts)
-	b, err := xdscache.Marshal(probe)
+	b, err := xdsres.Marshal(probe)
 	if err != nil {
 		panic(fmt.Sprintf("incremental: encoding the HTTPS listener: %v", err))
 	}
@@ -102,7 +102,7 @@ func (h *httpsListener) publish(e *Engine) {
 		return
 	}
 	if len(h.order) == 0 {
-		e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, nil)
+		e.set(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, nil)
 		return
 	}
 	size := len(h.prefix) + len(h.suffix)
@@ -119,5 +119,5 @@ func (h *httpsListener) publish(e *Engine) {
 		b = append(b, enc...)
 	}
 	b = append(b, h.suffix...)
-	e.set(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, xdscache.NewCompactResource(translator.HTTPSListenerName, resource.ListenerType, b))
+	e.set(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, xdsres.NewCompactResource(translator.HTTPSListenerName, resource.ListenerType, b))
 }

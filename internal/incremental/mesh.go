@@ -9,7 +9,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // meshUnit is the mesh as one unit: dag.BuildMesh's result and, per mesh
@@ -26,13 +26,13 @@ type meshUnit struct {
 	// assignments read.
 	backends map[types.NamespacedName]bool
 	// out is, per mesh Service, its resources per group.
-	out map[string]map[xdscache.Group][]*xdscache.Resource
+	out map[string]map[xdsres.Group][]*xdsres.Resource
 	// node is the node proxies' resources, made for the mesh as a whole:
 	// a listener serves every Service with its port.
-	node []*xdscache.Resource
+	node []*xdsres.Resource
 	// served is what the mesh last put in the targets, per group, type
 	// and name.
-	served map[xdscache.Group]map[string]map[string]*xdscache.Resource
+	served map[xdsres.Group]map[string]map[string]*xdsres.Resource
 	// statuses are res.Statuses by key.
 	statuses map[objects.Key]*dag.Status
 }
@@ -85,7 +85,7 @@ func (e *Engine) updateMesh(ch Changes) {
 // translate makes every mesh Service's resources.
 func (m *meshUnit) translate(e *Engine) {
 	m.backends = map[types.NamespacedName]bool{}
-	m.out = make(map[string]map[xdscache.Group][]*xdscache.Resource, len(m.res.Services))
+	m.out = make(map[string]map[xdsres.Group][]*xdsres.Resource, len(m.res.Services))
 	for _, ms := range m.res.Services {
 		for _, p := range ms.Ports {
 			for _, b := range p.Cluster.Spec.Backends {
@@ -97,10 +97,10 @@ func (m *meshUnit) translate(e *Engine) {
 				}
 			}
 		}
-		byGroup := map[xdscache.Group][]*xdscache.Resource{}
-		for g, tr := range map[xdscache.Group]*translator.Resources{
-			xdscache.GroupGRPC: translator.MeshGRPC(ms, e.snap, e.cfg.Translator),
-			xdscache.GroupDNS:  translator.MeshDNS(ms, e.snap, e.cfg.Translator),
+		byGroup := map[xdsres.Group][]*xdsres.Resource{}
+		for g, tr := range map[xdsres.Group]*translator.Resources{
+			xdsres.GroupGRPC: translator.MeshGRPC(ms, e.snap, e.cfg.Translator),
+			xdsres.GroupDNS:  translator.MeshDNS(ms, e.snap, e.cfg.Translator),
 		} {
 			for _, msg := range tr.All() {
 				if r := e.keep(encode(msg)); r != nil {
@@ -122,19 +122,19 @@ func (m *meshUnit) translate(e *Engine) {
 // ingress leaves free, and deletes those the mesh no longer serves.
 func (e *Engine) publishMesh(d *dag.DAG) {
 	m := &e.mesh
-	next := map[xdscache.Group]map[string]map[string]*xdscache.Resource{}
-	put := func(g xdscache.Group, r *xdscache.Resource) {
+	next := map[xdsres.Group]map[string]map[string]*xdsres.Resource{}
+	put := func(g xdsres.Group, r *xdsres.Resource) {
 		t := r.Any.TypeUrl
 		if next[g] == nil {
-			next[g] = map[string]map[string]*xdscache.Resource{}
+			next[g] = map[string]map[string]*xdsres.Resource{}
 		}
 		if next[g][t] == nil {
-			next[g][t] = map[string]*xdscache.Resource{}
+			next[g][t] = map[string]*xdsres.Resource{}
 		}
 		next[g][t][r.Name] = r
 	}
 	for _, r := range m.node {
-		put(xdscache.GroupMesh, r)
+		put(xdsres.GroupMesh, r)
 	}
 	for name, byGroup := range m.out {
 		for g, rs := range byGroup {
@@ -172,14 +172,14 @@ func (e *Engine) publishMesh(d *dag.DAG) {
 
 // meshNameTaken reports whether the ingress serves a mesh Service's name
 // in a group: a virtual host of that name for gRPC, a DNS name for DNS.
-func meshNameTaken(d *dag.DAG, g xdscache.Group, name string) bool {
+func meshNameTaken(d *dag.DAG, g xdsres.Group, name string) bool {
 	switch g {
-	case xdscache.GroupGRPC:
+	case xdsres.GroupGRPC:
 		i := sort.Search(len(d.VirtualHosts), func(i int) bool { return d.VirtualHosts[i].FQDN >= name })
 		j := sort.Search(len(d.SecureVirtualHosts), func(i int) bool { return d.SecureVirtualHosts[i].FQDN >= name })
 		return (i < len(d.VirtualHosts) && d.VirtualHosts[i].FQDN == name) ||
 			(j < len(d.SecureVirtualHosts) && d.SecureVirtualHosts[j].FQDN == name)
-	case xdscache.GroupDNS:
+	case xdsres.GroupDNS:
 		i := sort.Search(len(d.DNSNames), func(i int) bool { return d.DNSNames[i].Name >= name })
 		return i < len(d.DNSNames) && d.DNSNames[i].Name == name
 	}

@@ -10,12 +10,12 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // ResourceRef names one resource a consumer group is served.
 type ResourceRef struct {
-	Group      xdscache.Group
+	Group      xdsres.Group
 	Type, Name string
 }
 
@@ -33,7 +33,7 @@ type ResourceRef struct {
 // The answer is worked out from the units of the last build when asked,
 // not kept up to date on every change: it is needed when a resource is
 // rejected, which is rare, and the build path stays as fast as it was.
-func (e *Engine) Owners(g xdscache.Group, typeURL, name string) []objects.Key {
+func (e *Engine) Owners(g xdsres.Group, typeURL, name string) []objects.Key {
 	var o ownerSet
 	switch {
 	case typeURL == resource.RouteType || typeURL == resource.ScopedRouteType:
@@ -43,8 +43,13 @@ func (e *Engine) Owners(g xdscache.Group, typeURL, name string) []objects.Key {
 				break
 			}
 		}
-	case typeURL == resource.ListenerType && g == xdscache.GroupGRPC:
+	case typeURL == resource.ListenerType && g == xdsres.GroupGRPC:
+		// An API listener is named host:port; a server listener (the
+		// host's RBAC for xDS-enabled gRPC servers) grpc-server/host/address.
 		fqdn, _, _ := strings.Cut(name, ":")
+		if rest, ok := strings.CutPrefix(name, translator.GRPCServerListenerPrefix); ok {
+			fqdn, _, _ = strings.Cut(rest, "/")
+		}
 		e.hostOwners(&o, fqdn)
 	case typeURL == resource.ListenerType && name == translator.HTTPSListenerName:
 		for _, r := range e.roots {
@@ -52,7 +57,7 @@ func (e *Engine) Owners(g xdscache.Group, typeURL, name string) []objects.Key {
 				o.add(rootKey(r.nn))
 			}
 		}
-	case (typeURL == resource.ClusterType || typeURL == resource.EndpointType) && g == xdscache.GroupDNS:
+	case (typeURL == resource.ClusterType || typeURL == resource.EndpointType) && g == xdsres.GroupDNS:
 		if d := e.shared.dns[name]; d != nil {
 			o.add(d.winner.owner)
 			if d.entry != nil {
@@ -93,7 +98,7 @@ func (e *Engine) Produced(k objects.Key) []ResourceRef {
 		if ext := e.exts[nn]; ext != nil && ext.Cluster != nil {
 			e.clusterProduced(&p, ext.Cluster.Name, true)
 			for _, s := range ext.Secrets {
-				p.add(xdscache.GroupEnvoy, resource.SecretType, s.Name)
+				p.add(xdsres.GroupEnvoy, resource.SecretType, s.Name)
 			}
 			if cl := e.extClaims[nn]; cl != nil {
 				e.dnsProduced(&p, cl)
@@ -114,7 +119,7 @@ func (e *Engine) Produced(k objects.Key) []ResourceRef {
 		each := func(secrets []*dag.Secret) {
 			for _, s := range secrets {
 				if s.Source == nn {
-					p.add(xdscache.GroupEnvoy, resource.SecretType, s.Name)
+					p.add(xdsres.GroupEnvoy, resource.SecretType, s.Name)
 				}
 			}
 		}
@@ -227,30 +232,30 @@ func (e *Engine) rootProduced(p *produced, r *rootUnit) {
 	fqdn := c.res.FQDN
 	out := c.out
 	if out.scoped != nil {
-		p.add(xdscache.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn))
+		p.add(xdsres.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn))
 	}
 	if out.http != nil {
-		p.add(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn))
+		p.add(xdsres.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn))
 	}
 	if out.https != nil {
-		p.add(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn))
+		p.add(xdsres.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn))
 	}
 	if out.chain != nil {
-		p.add(xdscache.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName)
+		p.add(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName)
 	}
 	if out.grpcRC != nil {
-		p.add(xdscache.GroupGRPC, resource.RouteType, translator.GRPCRouteName(fqdn))
+		p.add(xdsres.GroupGRPC, resource.RouteType, translator.GRPCRouteName(fqdn))
 	}
 	for _, l := range out.grpcLis {
 		if l != nil {
-			p.add(xdscache.GroupGRPC, resource.ListenerType, l.Name)
+			p.add(xdsres.GroupGRPC, resource.ListenerType, l.Name)
 		}
 	}
 	for _, cl := range c.res.Clusters {
 		e.clusterProduced(p, cl.Name, true)
 	}
 	for _, s := range c.res.Secrets {
-		p.add(xdscache.GroupEnvoy, resource.SecretType, s.Name)
+		p.add(xdsres.GroupEnvoy, resource.SecretType, s.Name)
 	}
 	for _, cl := range c.dns {
 		e.dnsProduced(p, cl)
@@ -260,7 +265,7 @@ func (e *Engine) rootProduced(p *produced, r *rootUnit) {
 // clusterProduced adds a cluster's load assignment, in the Envoy and gRPC
 // groups, and with withCluster the cluster itself.
 func (e *Engine) clusterProduced(p *produced, name string, withCluster bool) {
-	for _, g := range []xdscache.Group{xdscache.GroupEnvoy, xdscache.GroupGRPC} {
+	for _, g := range []xdsres.Group{xdsres.GroupEnvoy, xdsres.GroupGRPC} {
 		if withCluster {
 			p.add(g, resource.ClusterType, name)
 		}
@@ -269,9 +274,9 @@ func (e *Engine) clusterProduced(p *produced, name string, withCluster bool) {
 	if ce := e.shared.clusters[name]; ce != nil {
 		for dnsName := range ce.dns {
 			if withCluster {
-				p.add(xdscache.GroupDNS, resource.ClusterType, dnsName)
+				p.add(xdsres.GroupDNS, resource.ClusterType, dnsName)
 			}
-			p.add(xdscache.GroupDNS, resource.EndpointType, dnsName)
+			p.add(xdsres.GroupDNS, resource.EndpointType, dnsName)
 		}
 	}
 }
@@ -279,8 +284,8 @@ func (e *Engine) clusterProduced(p *produced, name string, withCluster bool) {
 // dnsProduced adds a DNS name's resources when the claim won it.
 func (e *Engine) dnsProduced(p *produced, cl *dnsClaim) {
 	if d := e.shared.dns[cl.name.Name]; d != nil && d.winner == cl {
-		p.add(xdscache.GroupDNS, resource.ClusterType, cl.name.Name)
-		p.add(xdscache.GroupDNS, resource.EndpointType, cl.name.Name)
+		p.add(xdsres.GroupDNS, resource.ClusterType, cl.name.Name)
+		p.add(xdsres.GroupDNS, resource.EndpointType, cl.name.Name)
 	}
 }
 
@@ -338,7 +343,7 @@ func (o ownerSet) sorted() []objects.Key {
 
 type produced map[ResourceRef]bool
 
-func (p *produced) add(g xdscache.Group, typeURL, name string) {
+func (p *produced) add(g xdsres.Group, typeURL, name string) {
 	if *p == nil {
 		*p = produced{}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // minParallel is the number of items below which a phase runs on one
@@ -49,20 +49,20 @@ func workers() int { return runtime.GOMAXPROCS(0) }
 // encoded is a resource encoded by a parallel phase, or why it could not
 // be.
 type encoded struct {
-	res *xdscache.Resource
+	res *xdsres.Resource
 	err error
 }
 
 // encode makes a compact resource: clients are sent the encoding, and
 // keeping the decoded message too would take most of the heap.
 func encode(m proto.Message) encoded {
-	r, err := xdscache.Encode(m)
+	r, err := xdsres.Encode(m)
 	return encoded{r, err}
 }
 
 // keep records an encoding error for Update to return and returns the
 // resource (nil when it failed: the resource is left out).
-func (e *Engine) keep(enc encoded) *xdscache.Resource {
+func (e *Engine) keep(enc encoded) *xdsres.Resource {
 	if enc.err != nil && e.u.err == nil {
 		e.u.err = enc.err
 	}

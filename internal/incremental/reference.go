@@ -4,14 +4,14 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // ReferenceResult is a full build: what an Engine must equal.
 type ReferenceResult struct {
 	DAG      *dag.DAG
 	Statuses []*dag.Status
-	Targets  map[xdscache.Group]Targets
+	Targets  map[xdsres.Group]Targets
 }
 
 // Reference builds everything from scratch the straightforward way:
@@ -21,19 +21,19 @@ type ReferenceResult struct {
 // encode is left out.
 func Reference(snap *objects.Snapshot, dagOpts dag.Options, trOpts translator.Options) *ReferenceResult {
 	res := dag.Build(snap, dagOpts)
-	out := &ReferenceResult{DAG: res.DAG, Statuses: res.Statuses, Targets: map[xdscache.Group]Targets{}}
-	for _, g := range xdscache.Groups {
-		tr, err := translator.ForGroup(string(g), res.DAG, snap, trOpts)
+	out := &ReferenceResult{DAG: res.DAG, Statuses: res.Statuses, Targets: map[xdsres.Group]Targets{}}
+	for _, g := range xdsres.Groups {
+		tr, err := translator.ForGroup(g, res.DAG, snap, trOpts)
 		if err != nil {
 			// A group served but not translated: a bug, not an input.
 			panic(err)
 		}
 		t := Targets{}
-		for _, typ := range xdscache.TypesOf(g) {
-			t[typ] = map[string]*xdscache.Resource{}
+		for _, typ := range xdsres.TypesOf(g) {
+			t[typ] = map[string]*xdsres.Resource{}
 		}
 		for _, m := range tr.All() {
-			if r, err := xdscache.Encode(m); err == nil && t[r.Any.TypeUrl] != nil {
+			if r, err := xdsres.Encode(m); err == nil && t[r.Any.TypeUrl] != nil {
 				t[r.Any.TypeUrl][r.Name] = r
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // contribution is what a root added to the build, kept so that it can be
@@ -28,13 +28,15 @@ type contribution struct {
 // rootOutput is the translation of one root's result: its route
 // configurations, HTTPS filter chain and gRPC resources, encoded.
 type rootOutput struct {
-	scoped      *xdscache.Resource
-	http        *xdscache.Resource
-	https       *xdscache.Resource
+	scoped      *xdsres.Resource
+	http        *xdsres.Resource
+	https       *xdsres.Resource
 	chain       []byte
-	grpcRC      *xdscache.Resource
-	grpcLis     []*xdscache.Resource
+	grpcRC      *xdsres.Resource
+	grpcLis     []*xdsres.Resource
 	grpcCluster []*dag.Cluster
+	// jwks are the host's own JWKS clusters (envoy group).
+	jwks []*xdsres.Resource
 	// err is the first encoding error; what failed is left out.
 	err error
 }
@@ -122,7 +124,7 @@ func (e *Engine) output(r *rootUnit) *rootOutput {
 // nothing but its arguments, so roots are translated in parallel.
 func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 	out := &rootOutput{}
-	enc := func(m proto.Message) *xdscache.Resource {
+	enc := func(m proto.Message) *xdsres.Resource {
 		r := encode(m)
 		if r.err != nil && out.err == nil {
 			out.err = r.err
@@ -137,8 +139,11 @@ func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 		if rc := translator.HTTPSRouteConfig(svh); rc != nil {
 			out.https = enc(rc)
 		}
+		for _, c := range translator.JWKSClusters(svh, opts) {
+			out.jwks = append(out.jwks, enc(c))
+		}
 		if fc := translator.HTTPSFilterChain(svh); fc != nil {
-			b, err := xdscache.Marshal(fc)
+			b, err := xdsres.Marshal(fc)
 			if err != nil && out.err == nil {
 				out.err = err
 			}
@@ -152,6 +157,9 @@ func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 	if rc := translator.GRPCRouteConfig(h); rc != nil {
 		out.grpcRC = enc(rc)
 		for _, l := range translator.GRPCListeners(h) {
+			out.grpcLis = append(out.grpcLis, enc(l))
+		}
+		for _, l := range translator.GRPCServerListeners(h) {
 			out.grpcLis = append(out.grpcLis, enc(l))
 		}
 		out.grpcCluster = translator.GRPCClusters(h)
@@ -169,7 +177,7 @@ func (e *Engine) removeRootResources(res *dag.RootResult, out *rootOutput) {
 
 // rootResources sets (or, with remove, deletes) a root's own resources.
 func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool) {
-	put := func(g xdscache.Group, t, name string, r *xdscache.Resource) {
+	put := func(g xdsres.Group, t, name string, r *xdsres.Resource) {
 		if r == nil {
 			return
 		}
@@ -182,13 +190,21 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 	if res.Insecure != nil || res.Secure != nil {
 		e.dirty.hosts[fqdn] = true
 	}
-	put(xdscache.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn), out.scoped)
-	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn), out.http)
-	put(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn), out.https)
-	put(xdscache.GroupGRPC, resource.RouteType, translator.GRPCRouteName(fqdn), out.grpcRC)
+	if out.scoped != nil {
+		e.plain.set(fqdn, !remove)
+	}
+	put(xdsres.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn), out.scoped)
+	put(xdsres.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn), out.http)
+	put(xdsres.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(fqdn), out.https)
+	put(xdsres.GroupGRPC, resource.RouteType, translator.GRPCRouteName(fqdn), out.grpcRC)
+	for _, c := range out.jwks {
+		if c != nil {
+			put(xdsres.GroupEnvoy, resource.ClusterType, c.Name, c)
+		}
+	}
 	for _, l := range out.grpcLis {
 		if l != nil {
-			put(xdscache.GroupGRPC, resource.ListenerType, l.Name, l)
+			put(xdsres.GroupGRPC, resource.ListenerType, l.Name, l)
 		}
 	}
 	if out.chain != nil {

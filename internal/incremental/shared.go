@@ -13,7 +13,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // sharedTables hold the resources several units may use, counted by their
@@ -45,11 +45,11 @@ type clusterEntry struct {
 	services []types.NamespacedName
 	refs     int
 	grpcRefs int
-	res      *xdscache.Resource
-	cla      *xdscache.Resource
+	res      *xdsres.Resource
+	cla      *xdsres.Resource
 	claMsg   *envoy_config_endpoint_v3.ClusterLoadAssignment
-	grpcRes  *xdscache.Resource
-	grpcCLA  *xdscache.Resource
+	grpcRes  *xdsres.Resource
+	grpcCLA  *xdsres.Resource
 	// dns are the DNS names served from this cluster.
 	dns map[string]*dnsEntry
 	// generation is the update that last computed the load assignments.
@@ -62,15 +62,15 @@ type clusterEntry struct {
 type secretEntry struct {
 	secret *dag.Secret
 	refs   int
-	res    *xdscache.Resource
+	res    *xdsres.Resource
 }
 
 // dnsEntry is the DNS group's cluster and load assignment of a DNS name.
 type dnsEntry struct {
 	winner *dnsClaim
 	entry  *clusterEntry
-	res    *xdscache.Resource
-	cla    *xdscache.Resource
+	res    *xdsres.Resource
+	cla    *xdsres.Resource
 }
 
 // refCluster counts one more user of a cluster. A new cluster's resources
@@ -142,7 +142,7 @@ func (e *Engine) releaseUnused() {
 		if se.refs == 0 && e.shared.secrets[se.secret.Name] == se {
 			delete(e.shared.secrets, se.secret.Name)
 			e.dirty.secrets[se.secret.Name] = true
-			e.set(xdscache.GroupEnvoy, resource.SecretType, se.secret.Name, nil)
+			e.set(xdsres.GroupEnvoy, resource.SecretType, se.secret.Name, nil)
 		}
 	}
 	e.u.unusedGRPC, e.u.unusedClusters, e.u.unusedSecrets = nil, nil, nil
@@ -160,8 +160,8 @@ func (e *Engine) deleteCluster(ce *clusterEntry) {
 			e.shared.byService[svc] = list
 		}
 	}
-	e.set(xdscache.GroupEnvoy, resource.ClusterType, c.Name, nil)
-	e.set(xdscache.GroupEnvoy, resource.EndpointType, c.Name, nil)
+	e.set(xdsres.GroupEnvoy, resource.ClusterType, c.Name, nil)
+	e.set(xdsres.GroupEnvoy, resource.EndpointType, c.Name, nil)
 }
 
 // refGRPCCluster counts one more gRPC host using a cluster its root
@@ -187,8 +187,8 @@ func (e *Engine) releaseGRPC(ce *clusterEntry) {
 		return
 	}
 	ce.grpcRes, ce.grpcCLA, ce.grpcFresh = nil, nil, false
-	e.set(xdscache.GroupGRPC, resource.ClusterType, ce.cluster.Name, nil)
-	e.set(xdscache.GroupGRPC, resource.EndpointType, ce.cluster.Name, nil)
+	e.set(xdsres.GroupGRPC, resource.ClusterType, ce.cluster.Name, nil)
+	e.set(xdsres.GroupGRPC, resource.EndpointType, ce.cluster.Name, nil)
 }
 
 // assignments are a cluster's resources as a parallel phase computes them.
@@ -241,13 +241,13 @@ func (e *Engine) computePending() {
 			ce.res, ce.cla = e.keep(a.res), e.keep(a.cla)
 			e.holdAssignment(ce, a.claMsg)
 			ce.generation = e.u.generation
-			e.set(xdscache.GroupEnvoy, resource.ClusterType, name, ce.res)
-			e.set(xdscache.GroupEnvoy, resource.EndpointType, name, ce.cla)
+			e.set(xdsres.GroupEnvoy, resource.ClusterType, name, ce.res)
+			e.set(xdsres.GroupEnvoy, resource.EndpointType, name, ce.cla)
 		}
 		if ce.grpcRefs > 0 && (ce.fresh || ce.grpcFresh) {
 			ce.grpcRes, ce.grpcCLA = e.keep(a.grpcRes), e.keep(a.grpcCLA)
-			e.set(xdscache.GroupGRPC, resource.ClusterType, name, ce.grpcRes)
-			e.set(xdscache.GroupGRPC, resource.EndpointType, name, ce.grpcCLA)
+			e.set(xdsres.GroupGRPC, resource.ClusterType, name, ce.grpcRes)
+			e.set(xdsres.GroupGRPC, resource.EndpointType, name, ce.grpcCLA)
 		}
 		e.u.assignments += a.n
 		ce.fresh, ce.grpcFresh = false, false
@@ -355,14 +355,14 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 		name := ce.cluster.Name
 		ce.cla, ce.generation = e.keep(a.cla), e.u.generation
 		e.holdAssignment(ce, a.claMsg)
-		e.set(xdscache.GroupEnvoy, resource.EndpointType, name, ce.cla)
+		e.set(xdsres.GroupEnvoy, resource.EndpointType, name, ce.cla)
 		if ce.grpcRefs > 0 {
 			ce.grpcCLA = e.keep(a.grpcCLA)
-			e.set(xdscache.GroupGRPC, resource.EndpointType, name, ce.grpcCLA)
+			e.set(xdsres.GroupGRPC, resource.EndpointType, name, ce.grpcCLA)
 		}
 		for j, d := range dnsNames[i] {
 			d.cla = e.keep(a.dns[j])
-			e.set(xdscache.GroupDNS, resource.EndpointType, d.winner.name.Name, d.cla)
+			e.set(xdsres.GroupDNS, resource.EndpointType, d.winner.name.Name, d.cla)
 		}
 		e.u.assignments += a.n
 	}
@@ -375,13 +375,13 @@ func (e *Engine) refSecret(s *dag.Secret) {
 		se = &secretEntry{secret: s, res: e.keep(encode(translator.Secret(s)))}
 		e.shared.secrets[s.Name] = se
 		e.dirty.secrets[s.Name] = true
-		e.set(xdscache.GroupEnvoy, resource.SecretType, s.Name, se.res)
+		e.set(xdsres.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	case se.secret != s && !sameSecret(se.secret, s):
 		// Every user of a changed Secret is rebuilt in the same update;
 		// the last one added holds the new content, as in Assemble.
 		se.secret, se.res = s, e.keep(encode(translator.Secret(s)))
 		e.dirty.secrets[s.Name] = true
-		e.set(xdscache.GroupEnvoy, resource.SecretType, s.Name, se.res)
+		e.set(xdsres.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	}
 	se.refs++
 }

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/switchyard-dev/switchyard/internal/incremental"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // The gate. Bad input never takes down good input, and the control plane
@@ -49,7 +49,7 @@ type Rejection struct {
 	Err error
 	// Resource is the version that failed validation, nil when the
 	// resource is withheld for what it refers to.
-	Resource *xdscache.Resource
+	Resource *xdsres.Resource
 	// Hosts are, for the HTTPS listener served without some of its filter
 	// chains, the hosts whose chain was withheld and why.
 	Hosts []HostProblem
@@ -58,16 +58,16 @@ type Rejection struct {
 // Gate keeps, per consumer group, the resources that passed. It is used
 // by one goroutine.
 type Gate struct {
-	served map[xdscache.Group]incremental.Targets
+	served map[xdsres.Group]incremental.Targets
 	// held are the resources whose served version is not the build's.
-	held map[xdscache.Group]map[typeName]bool
+	held map[xdsres.Group]map[typeName]bool
 	// rejected are the resources withheld now, with the version that
 	// failed, so that it is not validated again.
 	rejected map[incremental.ResourceRef]rejected
 	// inspected holds what this build's resources were found to be: the
 	// groups share most clusters and load assignments, and a resource
 	// never changes, so one inspection serves them all.
-	inspected map[*xdscache.Resource]inspection
+	inspected map[*xdsres.Resource]inspection
 }
 
 type inspection struct {
@@ -78,7 +78,7 @@ type inspection struct {
 type typeName struct{ typ, name string }
 
 type rejected struct {
-	res *xdscache.Resource
+	res *xdsres.Resource
 	err error
 	// hosts are the HTTPS listener's withheld chains (gatehttps.go).
 	hosts []HostProblem
@@ -87,8 +87,8 @@ type rejected struct {
 // NewGate returns a gate that has served nothing.
 func NewGate() *Gate {
 	return &Gate{
-		served:   map[xdscache.Group]incremental.Targets{},
-		held:     map[xdscache.Group]map[typeName]bool{},
+		served:   map[xdsres.Group]incremental.Targets{},
+		held:     map[xdsres.Group]map[typeName]bool{},
 		rejected: map[incremental.ResourceRef]rejected{},
 	}
 }
@@ -102,10 +102,10 @@ func (gt *Gate) Begin() { gt.inspected = nil }
 // the resources that may be served (a map the gate keeps up to date on
 // later calls) and what changed in those, with fresh counting every
 // resource that newly failed.
-func (gt *Gate) Pass(g xdscache.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, out map[string]map[string]incremental.Change, fresh []Rejection) {
+func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, out map[string]map[string]incremental.Change, fresh []Rejection) {
 	served = gt.servedOf(g, target)
 	examine := gt.toExamine(g, target, changes, all)
-	prev := make(map[typeName]*xdscache.Resource, len(examine))
+	prev := make(map[typeName]*xdsres.Resource, len(examine))
 	before := make(map[incremental.ResourceRef]rejected)
 	for _, tn := range examine {
 		prev[tn] = served[tn.typ][tn.name]
@@ -150,7 +150,7 @@ func (gt *Gate) Pass(g xdscache.Group, target incremental.Targets, changes map[s
 	return served, out, fresh
 }
 
-func (gt *Gate) servedOf(g xdscache.Group, target incremental.Targets) incremental.Targets {
+func (gt *Gate) servedOf(g xdsres.Group, target incremental.Targets) incremental.Targets {
 	served := gt.served[g]
 	if served == nil {
 		served = incremental.Targets{}
@@ -159,14 +159,14 @@ func (gt *Gate) servedOf(g xdscache.Group, target incremental.Targets) increment
 	}
 	for t := range target {
 		if served[t] == nil {
-			served[t] = map[string]*xdscache.Resource{}
+			served[t] = map[string]*xdsres.Resource{}
 		}
 	}
 	return served
 }
 
 // toExamine lists, sorted, what changed and what the gate holds back.
-func (gt *Gate) toExamine(g xdscache.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) []typeName {
+func (gt *Gate) toExamine(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) []typeName {
 	seen := map[typeName]bool{}
 	add := func(t, name string) { seen[typeName{t, name}] = true }
 	if all {
@@ -202,14 +202,14 @@ func (gt *Gate) toExamine(g xdscache.Group, target incremental.Targets, changes 
 // validate serves the build's version of each resource unless it fails
 // validation, and returns the references of those it inspected. The
 // inspections, the one costly part, run on every core.
-func (gt *Gate) validate(g xdscache.Group, examine []typeName, target, served incremental.Targets) map[*xdscache.Resource][]xdscheck.Ref {
+func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incremental.Targets) map[*xdsres.Resource][]xdscheck.Ref {
 	type job struct {
 		tn   typeName
-		cand *xdscache.Resource
+		cand *xdsres.Resource
 		inspection
 	}
 	if gt.inspected == nil {
-		gt.inspected = map[*xdscache.Resource]inspection{}
+		gt.inspected = map[*xdsres.Resource]inspection{}
 	}
 	var jobs, known []job
 	for _, tn := range examine {
@@ -241,7 +241,7 @@ func (gt *Gate) validate(g xdscache.Group, examine []typeName, target, served in
 		errs, j.refs = xdscheck.Inspect(m)
 		j.err = joinProblems(errs)
 	})
-	refs := make(map[*xdscache.Resource][]xdscheck.Ref, len(jobs)+len(known))
+	refs := make(map[*xdsres.Resource][]xdscheck.Ref, len(jobs)+len(known))
 	for _, j := range jobs {
 		gt.inspected[j.cand] = j.inspection
 	}
@@ -283,8 +283,8 @@ func inParallel(n int, fn func(i int)) {
 // that is not served, and keeps what a previous version still refers to.
 // Every step moves a resource back to its previous version, which
 // resolved, so it ends.
-func (gt *Gate) resolve(g xdscache.Group, examine []typeName, target incremental.Targets, prev map[typeName]*xdscache.Resource, served incremental.Targets, refs map[*xdscache.Resource][]xdscheck.Ref) {
-	refsOf := func(r *xdscache.Resource) []xdscheck.Ref {
+func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.Targets, prev map[typeName]*xdsres.Resource, served incremental.Targets, refs map[*xdsres.Resource][]xdscheck.Ref) {
+	refsOf := func(r *xdsres.Resource) []xdscheck.Ref {
 		out, ok := refs[r]
 		if !ok {
 			if m := r.Decoded(); m != nil {
@@ -349,7 +349,7 @@ func (gt *Gate) Rejected() []Rejection {
 
 // Check is what a resource must pass to be served: it decodes, and
 // xdscheck.Served finds nothing. The error lists every problem.
-func Check(r *xdscache.Resource) error {
+func Check(r *xdsres.Resource) error {
 	m := r.Decoded()
 	if m == nil {
 		return fmt.Errorf("%s %q does not decode", kindName(r.Any.GetTypeUrl()), r.Name)

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestGateUnderChurn applies random sequences of changes, with
@@ -47,7 +47,7 @@ func TestGateUnderChurn(t *testing.T) {
 			if rj := p.Rejected(); len(rj) > 0 {
 				t.Fatalf("still withheld once every slice is repaired: %v", rj)
 			}
-			for _, g := range xdscache.Groups {
+			for _, g := range xdsres.Groups {
 				for typ, byName := range p.engine.Targets(g) {
 					for name, r := range byName {
 						if p.Served(g)[typ][name] != r {
@@ -66,7 +66,7 @@ func TestGateUnderChurn(t *testing.T) {
 // checkGateServes checks what the gate lets through to each group.
 func checkGateServes(t *testing.T, p *Pipeline, when string) {
 	t.Helper()
-	for _, g := range xdscache.Groups {
+	for _, g := range xdsres.Groups {
 		var ms []proto.Message
 		for _, byName := range p.Served(g) {
 			for _, r := range byName {
@@ -77,7 +77,7 @@ func checkGateServes(t *testing.T, p *Pipeline, when string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, err := range xdscheck.CheckServed(string(g), res) {
+		for _, err := range xdscheck.CheckServed(g, res) {
 			t.Fatalf("%s: the gate lets through to %s: %v", when, g, err)
 		}
 	}
@@ -91,7 +91,7 @@ func breakSlice(t *testing.T, snap *objects.Snapshot, rng *rand.Rand) objects.Ch
 	for nn := range snap.EndpointSlices {
 		names = append(names, nn)
 	}
-	slices.SortFunc(names, func(a, b types.NamespacedName) int { return compareNN(a, b) })
+	slices.SortFunc(names, compareNN)
 	es := snap.EndpointSlices[names[rng.IntN(len(names))]].DeepCopy()
 	if rng.IntN(2) == 0 && len(es.Ports) > 0 {
 		es.Ports[0].Port = ptr[int32](70000)

@@ -18,6 +18,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // slicePort is slice with another target port.
@@ -35,10 +36,10 @@ func proxyTo(name, fqdn, service string) *switchyardv1.HTTPProxy {
 }
 
 // cached decodes what the cache serves to a group.
-func cached(t *testing.T, c *xdscache.Cache, g xdscache.Group) *translator.Resources {
+func cached(t *testing.T, c *xdscache.Cache, g xdsres.Group) *translator.Resources {
 	t.Helper()
 	var ms []proto.Message
-	for _, typ := range xdscache.TypesOf(g) {
+	for _, typ := range xdsres.TypesOf(g) {
 		for _, r := range c.Resources(g, typ) {
 			ms = append(ms, r.Decoded())
 		}
@@ -54,8 +55,8 @@ func cached(t *testing.T, c *xdscache.Cache, g xdscache.Group) *translator.Resou
 // xdscheck, as the golden tests check translations.
 func assertServedValid(t *testing.T, c *xdscache.Cache) {
 	t.Helper()
-	for _, g := range xdscache.Groups {
-		for _, err := range xdscheck.CheckServed(string(g), cached(t, c, g)) {
+	for _, g := range xdsres.Groups {
+		for _, err := range xdscheck.CheckServed(g, cached(t, c, g)) {
 			t.Errorf("group %s is served something invalid: %v", g, err)
 		}
 	}
@@ -121,13 +122,13 @@ func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 	}
 	for _, g := range []string{"envoy", "grpc"} {
 		var m dto.Metric
-		if err := p.cfg.Metrics.Withheld.WithLabelValues(g, xdscache.ShortType(typeEndpoint)).Write(&m); err != nil {
+		if err := p.cfg.Metrics.Withheld.WithLabelValues(g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		if n := m.GetCounter().GetValue(); n != 1 {
 			t.Errorf("group %s: %v load assignments counted as withheld, want 1", g, n)
 		}
-		if err := p.cfg.Metrics.WithheldNow.WithLabelValues(g, xdscache.ShortType(typeEndpoint)).Write(&m); err != nil {
+		if err := p.cfg.Metrics.WithheldNow.WithLabelValues(g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		if n := m.GetGauge().GetValue(); n != 1 {
@@ -168,7 +169,7 @@ func TestGateWithholdsWhatUsesANewBadCluster(t *testing.T) {
 	if rejectedWith(statusOf(res.StatusUpdate.Changed, "shop", "bad"), `"10.0.0.999" is not an IP address`) == "" {
 		t.Fatalf("shop/bad must say which address is wrong: %+v", statusOf(res.StatusUpdate.Changed, "shop", "bad"))
 	}
-	for _, r := range cache.Resources(xdscache.GroupEnvoy, typeRoute) {
+	for _, r := range cache.Resources(xdsres.GroupEnvoy, typeRoute) {
 		if strings.Contains(r.Name, "bad.example.com") {
 			t.Errorf("route configuration %s is served though its cluster is withheld", r.Name)
 		}
@@ -176,14 +177,14 @@ func TestGateWithholdsWhatUsesANewBadCluster(t *testing.T) {
 	if st := statusOf(res.StatusUpdate.Changed, "shop", "app"); st.State != switchyardv1.StatusValid {
 		t.Fatalf("shop/app must stay valid: %+v", st)
 	}
-	first, _ := routeCluster(t, cache, xdscache.GroupEnvoy, "http/app.example.com")
+	first, _ := routeCluster(t, cache, xdsres.GroupEnvoy, "http/app.example.com")
 
 	c.add(time.Second)
 	if _, err := p.Apply(upserts(t, proxyTo("app", "app.example.com", "z"))); err != nil {
 		t.Fatal(err)
 	}
 	assertServedValid(t, cache)
-	if now, _ := routeCluster(t, cache, xdscache.GroupEnvoy, "http/app.example.com"); now != first {
+	if now, _ := routeCluster(t, cache, xdsres.GroupEnvoy, "http/app.example.com"); now != first {
 		t.Fatalf("shop/app's route must keep cluster %s, got %s", first, now)
 	}
 	if rejectedWith(statusOf(p.Statuses(), "shop", "app"), "10.0.0.999") == "" {
@@ -199,7 +200,7 @@ func TestGateWithholdsWhatUsesANewBadCluster(t *testing.T) {
 	if _, err := p.Tick(); err != nil {
 		t.Fatal(err)
 	}
-	if now, _ := routeCluster(t, cache, xdscache.GroupEnvoy, "http/app.example.com"); now == first {
+	if now, _ := routeCluster(t, cache, xdsres.GroupEnvoy, "http/app.example.com"); now == first {
 		t.Fatal("shop/app's route must move to the fixed cluster")
 	}
 	if len(p.Rejected()) != 0 {
@@ -231,13 +232,13 @@ func TestHTTPSListenerKeepsGoodChains(t *testing.T) {
 	bad := chain("bad.example.com")
 	bad.Filters = []*envoy_config_listener_v3.Filter{{Name: ""}}
 	l := translator.HTTPSListenerWithChains([]*envoy_config_listener_v3.FilterChain{chain("good.example.com"), bad}, translator.DefaultOptions())
-	r, err := xdscache.Encode(l)
+	r, err := xdsres.Encode(l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	target := incremental.Targets{resource.ListenerType: {translator.HTTPSListenerName: r}}
 	gt := NewGate()
-	served, _, fresh := gt.Pass(xdscache.GroupEnvoy, target, nil, true)
+	served, _, fresh := gt.Pass(xdsres.GroupEnvoy, target, nil, true)
 	got, ok := served[resource.ListenerType][translator.HTTPSListenerName].Decoded().(*envoy_config_listener_v3.Listener)
 	if !ok || len(got.GetFilterChains()) != 1 || got.GetFilterChains()[0].GetFilterChainMatch().GetServerNames()[0] != "good.example.com" {
 		t.Fatalf("want the listener served with good.example.com's chain alone, got %v", got)
@@ -245,7 +246,7 @@ func TestHTTPSListenerKeepsGoodChains(t *testing.T) {
 	if len(fresh) != 1 {
 		t.Fatalf("want one fresh rejection, got %v", fresh)
 	}
-	owners := func(g xdscache.Group, typ, name string) []objects.Key {
+	owners := func(g xdsres.Group, typ, name string) []objects.Key {
 		host := strings.TrimPrefix(name, translator.HTTPSRouteName(""))
 		return []objects.Key{{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: strings.TrimSuffix(host, ".example.com")}}
 	}
@@ -260,13 +261,13 @@ func TestHTTPSListenerKeepsGoodChains(t *testing.T) {
 
 	// Fixed, the build's listener goes out whole and nothing is withheld.
 	fixed := translator.HTTPSListenerWithChains([]*envoy_config_listener_v3.FilterChain{chain("good.example.com"), chain("bad.example.com")}, translator.DefaultOptions())
-	fr, err := xdscache.Encode(fixed)
+	fr, err := xdsres.Encode(fixed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	changes := map[string]map[string]incremental.Change{resource.ListenerType: {translator.HTTPSListenerName: {Old: r, New: fr}}}
 	target[resource.ListenerType][translator.HTTPSListenerName] = fr
-	served, _, _ = gt.Pass(xdscache.GroupEnvoy, target, changes, false)
+	served, _, _ = gt.Pass(xdsres.GroupEnvoy, target, changes, false)
 	if served[resource.ListenerType][translator.HTTPSListenerName] != fr || len(gt.Rejected()) != 0 {
 		t.Fatalf("the fixed listener must go out, with nothing withheld: %v", gt.Rejected())
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/incremental"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // The HTTPS listener holds one filter chain per secure host, so
@@ -35,9 +35,9 @@ var httpsListener = typeName{resource.ListenerType, translator.HTTPSListenerName
 // but with its failing chains replaced, when some chain fails. It
 // reports whether it could (false when what fails is not in a chain, and
 // the listener is withheld whole), and whether what is served changed.
-func (gt *Gate) patchHTTPS(g xdscache.Group, target incremental.Targets, prev map[typeName]*xdscache.Resource, served incremental.Targets) (ok, changed bool) {
+func (gt *Gate) patchHTTPS(g xdsres.Group, target incremental.Targets, prev map[typeName]*xdsres.Resource, served incremental.Targets) (ok, changed bool) {
 	cand := target[httpsListener.typ][httpsListener.name]
-	if g != xdscache.GroupEnvoy || cand == nil {
+	if g != xdsres.GroupEnvoy || cand == nil {
 		return false, false
 	}
 	tgt, ok := cand.Decoded().(*envoy_config_listener_v3.Listener)
@@ -68,12 +68,12 @@ func (gt *Gate) patchHTTPS(g xdscache.Group, target incremental.Targets, prev ma
 	if len(problems) == 0 {
 		return false, false // what fails is not in a chain
 	}
-	r, err := xdscache.Encode(out)
+	r, err := xdsres.Encode(out)
 	if err != nil || Check(r) != nil {
 		return false, false
 	}
 	cur := served[httpsListener.typ][httpsListener.name]
-	for _, same := range []*xdscache.Resource{cur, prev[httpsListener]} {
+	for _, same := range []*xdsres.Resource{cur, prev[httpsListener]} {
 		if same != nil && bytes.Equal(same.Any.GetValue(), r.Any.GetValue()) {
 			r = same // the same content: clients have it
 			break

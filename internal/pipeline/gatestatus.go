@@ -10,7 +10,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Conditions are the gate's errors, by the object that reports each.
@@ -18,7 +18,7 @@ type Conditions map[objects.Key][]switchyardv1.SubCondition
 
 // OwnersFunc returns the objects whose output contains a resource
 // (incremental.Engine.Owners).
-type OwnersFunc func(g xdscache.Group, typeURL, name string) []objects.Key
+type OwnersFunc func(g xdsres.Group, typeURL, name string) []objects.Key
 
 // RejectionConditions turns rejections into the conditions of the objects
 // that made each resource. Only HTTPProxies and ExtensionServices have a
@@ -63,11 +63,11 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 			// only the hosts whose chain is withheld are told.
 			for _, h := range hosts {
 				report(group, f.typ, f.name, "filter chain for "+h.FQDN+": "+h.Problem,
-					owners(xdscache.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(h.FQDN)))
+					owners(xdsres.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(h.FQDN)))
 			}
 			continue
 		}
-		report(group, f.typ, f.name, f.err, owners(xdscache.Group(groups[f][0]), f.typ, f.name))
+		report(group, f.typ, f.name, f.err, owners(xdsres.Group(groups[f][0]), f.typ, f.name))
 	}
 	return out
 }

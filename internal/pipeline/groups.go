@@ -3,7 +3,7 @@ package pipeline
 import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 const (
@@ -14,15 +14,15 @@ const (
 
 // groupDef is how the pipeline publishes one consumer group.
 type groupDef struct {
-	name xdscache.Group
+	name xdsres.Group
 	// staged groups publish make-before-break (staging.go); warmupRoutes
 	// adds gRPC's warm-up routes.
 	staged, warmupRoutes bool
 }
 
 var groups = []groupDef{
-	{name: xdscache.GroupEnvoy, staged: true},
-	{name: xdscache.GroupGRPC, staged: true, warmupRoutes: true},
-	{name: xdscache.GroupDNS},
-	{name: xdscache.GroupMesh, staged: true},
+	{name: xdsres.GroupEnvoy, staged: true},
+	{name: xdsres.GroupGRPC, staged: true, warmupRoutes: true},
+	{name: xdsres.GroupDNS},
+	{name: xdsres.GroupMesh, staged: true},
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestIncrementalCacheEqualsFullBuild applies random sequences of changes
@@ -49,8 +50,8 @@ func TestIncrementalCacheEqualsFullBuild(t *testing.T) {
 func sameCaches(t *testing.T, got, want *xdscache.Cache, when string) bool {
 	t.Helper()
 	ok := true
-	for _, g := range xdscache.Groups {
-		for _, typ := range xdscache.TypesOf(g) {
+	for _, g := range xdsres.Groups {
+		for _, typ := range xdsres.TypesOf(g) {
 			w := byNameOf(want.Resources(g, typ))
 			for name, r := range byNameOf(got.Resources(g, typ)) {
 				if x := w[name]; x == nil {
@@ -75,8 +76,8 @@ func sameCaches(t *testing.T, got, want *xdscache.Cache, when string) bool {
 	return ok
 }
 
-func byNameOf(rs []*xdscache.Resource) map[string]*xdscache.Resource {
-	m := map[string]*xdscache.Resource{}
+func byNameOf(rs []*xdsres.Resource) map[string]*xdsres.Resource {
+	m := map[string]*xdsres.Resource{}
 	for _, r := range rs {
 		m[r.Name] = r
 	}

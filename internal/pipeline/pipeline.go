@@ -14,6 +14,7 @@ package pipeline
 
 import (
 	"log/slog"
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Config is what a pipeline builds with.
@@ -37,6 +39,10 @@ type Config struct {
 	Warmup, Linger time.Duration
 	// Now is the clock, time.Now when nil.
 	Now func() time.Time
+	// Gateways are the further gateways served besides the default one
+	// (DAG.IngressClassName), each named for the ingress class of its
+	// proxies (gateways.go).
+	Gateways []string
 }
 
 // Pipeline owns the snapshot and the engine that builds from it.
@@ -46,7 +52,9 @@ type Pipeline struct {
 	snap    *objects.Snapshot
 	engine  *incremental.Engine
 	built   bool
-	stagers map[xdscache.Group]*stager
+	stagers map[xdsres.Group]*stager
+	// gateways are the pipelines of Config.Gateways (gateways.go).
+	gateways []*Pipeline
 	// gate stands between the engine and the stagers (gate.go); conds
 	// are its conditions as of the last batch.
 	gate  *Gate
@@ -74,12 +82,14 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	p := &Pipeline{
 		cfg: cfg, cache: c, snap: snap,
 		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log}),
-		stagers: map[xdscache.Group]*stager{},
+		stagers: map[xdsres.Group]*stager{},
 		gate:    NewGate(),
 	}
 	for _, g := range groups {
 		p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
 	}
+	c.SetDefaultGateway(cfg.DAG.IngressClassName)
+	p.newGateways()
 	return p
 }
 
@@ -118,13 +128,16 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 			err = perr
 		}
 	}
-	res.Duration = time.Since(start)
 	rejected := p.gate.Rejected()
 	p.countWithheld(rejected)
 	conds := RejectionConditions(rejected, p.engine.Owners)
 	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds)
 	p.conds = conds
+	if gerr := p.applyGateways(changes, &res); err == nil {
+		err = gerr
+	}
 	res.Next = p.next()
+	res.Duration = time.Since(start)
 	p.cfg.Metrics.observe(res, err)
 	return res, err
 }
@@ -142,7 +155,7 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 			return err
 		}
 		for t, byName := range served {
-			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdscache.ShortType(t)).Set(float64(len(byName)))
+			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdsres.ShortType(t)).Set(float64(len(byName)))
 		}
 	}
 	return nil
@@ -154,12 +167,21 @@ func (p *Pipeline) Statuses() []*dag.Status {
 	if !p.built {
 		return nil
 	}
-	return PatchStatuses(p.engine.Statuses(), p.conds)
+	out := PatchStatuses(p.engine.Statuses(), p.conds)
+	if len(p.gateways) == 0 {
+		return out
+	}
+	// A new slice: the engine's list is shared and must not be appended to.
+	gw := p.gatewayStatuses()
+	all := make([]*dag.Status, 0, len(out)+len(gw))
+	all = append(append(all, out...), gw...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Key.Less(all[j].Key) })
+	return all
 }
 
 // Served returns what the gate lets through to a group's clients, before
 // staging; callers must not modify it.
-func (p *Pipeline) Served(g xdscache.Group) incremental.Targets { return p.gate.served[g] }
+func (p *Pipeline) Served(g xdsres.Group) incremental.Targets { return p.gate.served[g] }
 
 // Rejected lists the resources the gate withholds now.
 func (p *Pipeline) Rejected() []Rejection { return p.gate.Rejected() }
@@ -171,9 +193,9 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 	for _, rj := range rejected {
 		n[incremental.ResourceRef{Group: rj.Group, Type: rj.Type}]++
 	}
-	for _, g := range xdscache.Groups {
-		for _, t := range xdscache.TypesOf(g) {
-			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdscache.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
+	for _, g := range xdsres.Groups {
+		for _, t := range xdsres.TypesOf(g) {
+			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
 		}
 	}
 }
@@ -181,7 +203,7 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 // withheld counts and logs the resources that newly failed the gate.
 func (p *Pipeline) withheld(fresh []Rejection) {
 	for _, rj := range fresh {
-		typ := xdscache.ShortType(rj.Type)
+		typ := xdsres.ShortType(rj.Type)
 		p.cfg.Metrics.Withheld.WithLabelValues(string(rj.Group), typ).Inc()
 		p.cfg.Log.Warn("withholding a resource that fails validation; clients keep its last good version",
 			"group", rj.Group, "type", typ, "name", rj.Name, "error", rj.Err)
@@ -228,6 +250,11 @@ func (p *Pipeline) Tick() (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
+	for _, gw := range p.gateways {
+		if _, err := gw.Tick(); err != nil {
+			return time.Time{}, err
+		}
+	}
 	return p.next(), nil
 }
 
@@ -237,6 +264,11 @@ func (p *Pipeline) next() time.Time {
 	now := p.cfg.Now()
 	for _, g := range groups {
 		if t := p.stagers[g.name].next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for _, gw := range p.gateways {
+		if t := gw.next(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}

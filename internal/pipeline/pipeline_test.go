@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // clock is a fake clock the tests move by hand.
@@ -72,7 +73,7 @@ func newPipeline(c *clock) (*Pipeline, *xdscache.Cache) {
 
 // routeCluster returns the clusters a group's route configuration uses,
 // and whether it holds a warm-up route.
-func routeCluster(t *testing.T, cache *xdscache.Cache, g xdscache.Group, name string) (string, bool) {
+func routeCluster(t *testing.T, cache *xdscache.Cache, g xdsres.Group, name string) (string, bool) {
 	t.Helper()
 	for _, r := range cache.Resources(g, typeRoute) {
 		if r.Name != name {
@@ -93,7 +94,7 @@ func TestMakeBeforeBreak(t *testing.T) {
 	if _, err := p.Apply(upserts(t, svc("a"), svc("b"), slice("a", "10.0.0.1"), slice("b", "10.0.0.2"), proxy(60, 40))); err != nil {
 		t.Fatal(err)
 	}
-	first, warm := routeCluster(t, cache, xdscache.GroupGRPC, "grpc/app.example.com")
+	first, warm := routeCluster(t, cache, xdsres.GroupGRPC, "grpc/app.example.com")
 	if warm || first == "" {
 		t.Fatalf("the first build must go out whole: cluster %q warm-up %v", first, warm)
 	}
@@ -103,14 +104,14 @@ func TestMakeBeforeBreak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, warm := routeCluster(t, cache, xdscache.GroupGRPC, "grpc/app.example.com")
+	cur, warm := routeCluster(t, cache, xdsres.GroupGRPC, "grpc/app.example.com")
 	if cur != first || !warm {
 		t.Fatalf("the route must keep its cluster and gain a warm-up route until the new cluster is warm: %q, warm-up %v", cur, warm)
 	}
-	if envoyCur, _ := routeCluster(t, cache, xdscache.GroupEnvoy, "http/app.example.com"); envoyCur != first {
+	if envoyCur, _ := routeCluster(t, cache, xdsres.GroupEnvoy, "http/app.example.com"); envoyCur != first {
 		t.Fatalf("envoy routes must wait too, got %q", envoyCur)
 	}
-	if got := len(cache.Resources(xdscache.GroupGRPC, typeCluster)); got != 2 {
+	if got := len(cache.Resources(xdsres.GroupGRPC, typeCluster)); got != 2 {
 		t.Fatalf("both clusters must be served while warming, got %d", got)
 	}
 	if want := c.now().Add(DefaultWarmup); !res.Next.Equal(want) {
@@ -121,11 +122,11 @@ func TestMakeBeforeBreak(t *testing.T) {
 	if _, err := p.Tick(); err != nil {
 		t.Fatal(err)
 	}
-	now, warm := routeCluster(t, cache, xdscache.GroupGRPC, "grpc/app.example.com")
+	now, warm := routeCluster(t, cache, xdsres.GroupGRPC, "grpc/app.example.com")
 	if now == first || warm {
 		t.Fatalf("after the warm-up the route must switch: %q, warm-up %v", now, warm)
 	}
-	if got := len(cache.Resources(xdscache.GroupEnvoy, typeCluster)); got != 2 {
+	if got := len(cache.Resources(xdsres.GroupEnvoy, typeCluster)); got != 2 {
 		t.Fatalf("the old cluster must linger, got %d clusters", got)
 	}
 
@@ -133,7 +134,7 @@ func TestMakeBeforeBreak(t *testing.T) {
 	if _, err := p.Tick(); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(cache.Resources(xdscache.GroupEnvoy, typeCluster)); got != 1 {
+	if got := len(cache.Resources(xdsres.GroupEnvoy, typeCluster)); got != 1 {
 		t.Fatalf("the old cluster must go after lingering, got %d clusters", got)
 	}
 
@@ -142,7 +143,7 @@ func TestMakeBeforeBreak(t *testing.T) {
 	if _, err := p.Apply(upserts(t, proxy(60, 40))); err != nil {
 		t.Fatal(err)
 	}
-	if back, warm := routeCluster(t, cache, xdscache.GroupGRPC, "grpc/app.example.com"); back != now || !warm {
+	if back, warm := routeCluster(t, cache, xdsres.GroupGRPC, "grpc/app.example.com"); back != now || !warm {
 		t.Fatalf("switching back must warm up again: %q warm-up %v", back, warm)
 	}
 }
@@ -184,8 +185,8 @@ func TestEndpointPathTouchesOnlyAffectedAssignments(t *testing.T) {
 
 func versions(c *xdscache.Cache) map[string]string {
 	out := map[string]string{}
-	for _, g := range xdscache.Groups {
-		for _, typ := range xdscache.TypesOf(g) {
+	for _, g := range xdsres.Groups {
+		for _, typ := range xdsres.TypesOf(g) {
 			for _, r := range c.Resources(g, typ) {
 				out[fmt.Sprintf("%s %s %s", g, typ, r.Name)] = r.Version
 			}

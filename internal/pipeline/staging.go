@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/switchyard-dev/switchyard/internal/incremental"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Make-before-break. Cluster names are content hashes (site/architecture.md, decision
@@ -63,7 +63,7 @@ type stager struct {
 	target incremental.Targets
 	// current holds the route configurations clients have, by name. The
 	// clusters a current route configuration uses are warm.
-	current map[string]*xdscache.Resource
+	current map[string]*xdsres.Resource
 	// pending holds the route configurations published while their target
 	// waits for clusters to warm up, and what they wait for.
 	pending   map[string]*wait
@@ -81,14 +81,14 @@ type wait struct {
 
 // lingerer is a cluster no route uses, kept until its time is up.
 type lingerer struct {
-	cluster, cla *xdscache.Resource
+	cluster, cla *xdsres.Resource
 	until        time.Time
 }
 
 func newStager(staged, warmupRoutes bool, warmup, linger time.Duration) *stager {
 	return &stager{
 		staged: staged, warmupRoutes: warmupRoutes, warmup: warmup, linger: linger,
-		current:   map[string]*xdscache.Resource{},
+		current:   map[string]*xdsres.Resource{},
 		pending:   map[string]*wait{},
 		lingering: map[string]lingerer{},
 	}
@@ -96,9 +96,9 @@ func newStager(staged, warmupRoutes bool, warmup, linger time.Duration) *stager 
 
 // stage records a build of the group (target, and what changed in it;
 // all when everything is new) and returns what to publish now.
-func (s *stager) stage(target incremental.Targets, changes map[string]map[string]incremental.Change, all bool, now time.Time) []xdscache.Change {
+func (s *stager) stage(target incremental.Targets, changes map[string]map[string]incremental.Change, all bool, now time.Time) []xdsres.Change {
 	s.target = target
-	var out []xdscache.Change
+	var out []xdsres.Change
 	if all {
 		for t, byName := range target {
 			for name, r := range byName {
@@ -106,7 +106,7 @@ func (s *stager) stage(target incremental.Targets, changes map[string]map[string
 					out = s.route(name, r, now, out)
 					continue
 				}
-				out = append(out, xdscache.Change{TypeURL: t, Name: name, Resource: r})
+				out = append(out, xdsres.Change{TypeURL: t, Name: name, Resource: r})
 			}
 		}
 		s.started = true
@@ -115,7 +115,7 @@ func (s *stager) stage(target incremental.Targets, changes map[string]map[string
 	if !s.staged {
 		for t, byName := range changes {
 			for name, c := range byName {
-				out = append(out, xdscache.Change{TypeURL: t, Name: name, Resource: c.New})
+				out = append(out, xdsres.Change{TypeURL: t, Name: name, Resource: c.New})
 			}
 		}
 		return out
@@ -129,14 +129,14 @@ func (s *stager) stage(target incremental.Targets, changes map[string]map[string
 			if _, kept := s.lingering[name]; kept && c.New == nil && (t == typeCluster || t == typeEndpoint) {
 				continue
 			}
-			out = append(out, xdscache.Change{TypeURL: t, Name: name, Resource: c.New})
+			out = append(out, xdsres.Change{TypeURL: t, Name: name, Resource: c.New})
 		}
 	}
 	for name, c := range changes[typeRoute] {
 		if c.New == nil {
 			delete(s.current, name)
 			delete(s.pending, name)
-			out = append(out, xdscache.Change{TypeURL: typeRoute, Name: name})
+			out = append(out, xdsres.Change{TypeURL: typeRoute, Name: name})
 			continue
 		}
 		out = s.route(name, c.New, now, out)
@@ -161,11 +161,11 @@ func (s *stager) retire(changes map[string]map[string]incremental.Change, now ti
 
 // tick publishes what is due: route configurations whose clusters have
 // warmed up, and the end of lingering.
-func (s *stager) tick(now time.Time) []xdscache.Change {
+func (s *stager) tick(now time.Time) []xdsres.Change {
 	if !s.staged {
 		return nil
 	}
-	var out []xdscache.Change
+	var out []xdsres.Change
 	for name, w := range s.pending {
 		switch tgt := s.target[typeRoute][name]; {
 		case tgt == nil:
@@ -179,9 +179,9 @@ func (s *stager) tick(now time.Time) []xdscache.Change {
 			continue
 		}
 		delete(s.lingering, name)
-		out = append(out, xdscache.Change{TypeURL: typeCluster, Name: name})
+		out = append(out, xdsres.Change{TypeURL: typeCluster, Name: name})
 		if l.cla != nil {
-			out = append(out, xdscache.Change{TypeURL: typeEndpoint, Name: name})
+			out = append(out, xdsres.Change{TypeURL: typeEndpoint, Name: name})
 		}
 	}
 	return out
@@ -191,12 +191,12 @@ func (s *stager) tick(now time.Time) []xdscache.Change {
 // clients have (with a warm-up route for gRPC), and appends it to out. A
 // new route configuration goes out at once; one that changes waits until
 // every cluster it did not use before has been out for the warm-up.
-func (s *stager) route(name string, tgt *xdscache.Resource, now time.Time, out []xdscache.Change) []xdscache.Change {
+func (s *stager) route(name string, tgt *xdsres.Resource, now time.Time, out []xdsres.Change) []xdsres.Change {
 	cur, known := s.current[name]
-	publish := func() []xdscache.Change {
+	publish := func() []xdsres.Change {
 		s.current[name] = tgt
 		delete(s.pending, name)
-		return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: tgt})
+		return append(out, xdsres.Change{TypeURL: typeRoute, Name: name, Resource: tgt})
 	}
 	if !known || cur == tgt {
 		return publish()
@@ -236,17 +236,17 @@ func (s *stager) route(name string, tgt *xdscache.Resource, now time.Time, out [
 	}
 	w.ready = ready
 	s.pending[name] = w
-	return append(out, xdscache.Change{TypeURL: typeRoute, Name: name, Resource: s.warming(cur, curRC, cold)})
+	return append(out, xdsres.Change{TypeURL: typeRoute, Name: name, Resource: s.warming(cur, curRC, cold)})
 }
 
 // warming is the version of a route configuration published while clusters
 // warm up: the one clients have (cur, decoded as rc, nil when it does not
 // decode), plus a warm-up route for gRPC.
-func (s *stager) warming(cur *xdscache.Resource, rc *envoy_config_route_v3.RouteConfiguration, cold []string) *xdscache.Resource {
+func (s *stager) warming(cur *xdsres.Resource, rc *envoy_config_route_v3.RouteConfiguration, cold []string) *xdsres.Resource {
 	if !s.warmupRoutes || rc == nil {
 		return cur
 	}
-	r, err := xdscache.Encode(addWarmupRoute(rc, cold))
+	r, err := xdsres.Encode(addWarmupRoute(rc, cold))
 	if err != nil || Check(r) != nil {
 		// Made after the gate: it must pass what the gate checks too.
 		return cur

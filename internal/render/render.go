@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -21,6 +22,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Output is one group's resources and the status of every object.
@@ -33,17 +35,17 @@ type Output struct {
 	SourceProblems []string
 	// Programmed, when set, is what the data plane did with each object
 	// (its Programmed condition), printed with its status.
-	Programmed map[objects.Key]xdscache.Programmed
+	Programmed map[objects.Key]xdsres.Programmed
 }
 
 // NoDataPlane marks every HTTPProxy and ExtensionService as programmed by
 // no data plane: render serves nothing, so the condition is Unknown, and
 // printing it says where the condition comes from.
 func (o *Output) NoDataPlane() {
-	o.Programmed = map[objects.Key]xdscache.Programmed{}
+	o.Programmed = map[objects.Key]xdsres.Programmed{}
 	for _, st := range o.Statuses {
 		if k := st.Key.Kind; k == objects.KindHTTPProxy || k == objects.KindExtensionService {
-			o.Programmed[st.Key] = xdscache.NoDataPlane
+			o.Programmed[st.Key] = xdsres.NoDataPlane
 		}
 	}
 }
@@ -52,12 +54,9 @@ func (o *Output) NoDataPlane() {
 type Options struct {
 	DAG        dag.Options
 	Translator translator.Options
-	// Group is the consumer group: envoy, grpc or dns.
-	Group string
+	// Group is the consumer group; GroupNone means envoy.
+	Group xdsres.Group
 }
-
-// Groups are the consumer groups render knows.
-var Groups = []string{"envoy", "grpc", "dns", "mesh"}
 
 // Run builds the snapshot the way serve does — the incremental engine,
 // then the gate before the cache (internal/pipeline) — and translates the
@@ -65,11 +64,11 @@ var Groups = []string{"envoy", "grpc", "dns", "mesh"}
 // objects that made them report why, whichever group they were for.
 func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	group := opts.Group
-	if group == "" {
-		group = "envoy"
+	if group == xdsres.GroupNone {
+		group = xdsres.GroupEnvoy
 	}
 	if _, err := translator.ForGroup(group, nil, nil, opts.Translator); err != nil {
-		return nil, fmt.Errorf("%w: use one of %v", err, Groups)
+		return nil, fmt.Errorf("%w: use one of %s", err, strings.Join(xdsres.Names(), ", "))
 	}
 	p := pipeline.New(xdscache.New(), pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler)})
 	// An error is a resource that does not encode, which the engine left
@@ -79,12 +78,12 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	served := p.Served(xdscache.Group(group))
+	served := p.Served(group)
 	// What the gate rejected is left out, or, for the HTTPS listener
 	// served without a failing host's chain, printed as it is served.
 	patched := map[string]map[string]bool{}
 	for _, rj := range p.Rejected() {
-		if string(rj.Group) == group {
+		if rj.Group == group {
 			if patched[rj.Type] == nil {
 				patched[rj.Type] = map[string]bool{}
 			}
@@ -94,7 +93,7 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	out := &Output{Resources: map[string][]proto.Message{}, Statuses: p.Statuses()}
 	for url, ms := range ByType(r) {
 		for _, m := range ms {
-			name := xdscache.ResourceName(m)
+			name := xdsres.ResourceName(m)
 			res := served[url][name]
 			switch {
 			case res == nil:
@@ -154,7 +153,7 @@ type ProgrammedDoc struct {
 
 // ProgrammedOf returns the printed form of an object's Programmed
 // condition, nil when m has none for it.
-func ProgrammedOf(m map[objects.Key]xdscache.Programmed, k objects.Key) *ProgrammedDoc {
+func ProgrammedOf(m map[objects.Key]xdsres.Programmed, k objects.Key) *ProgrammedDoc {
 	p, ok := m[k]
 	if !ok {
 		return nil

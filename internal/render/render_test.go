@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func host(name, service, ip string, port int32) []runtime.Object {
@@ -46,11 +47,11 @@ func TestRunGates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, group := range render.Groups {
-		if group == "mesh" {
+	for _, group := range xdsres.Names() {
+		if group == string(xdsres.GroupMesh) {
 			continue // no mesh without --mesh: nothing to gate
 		}
-		out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: group})
+		out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: xdsres.Group(group)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +136,7 @@ func checkRendered(t *testing.T, group string, out *render.Output) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range xdscheck.CheckServed(group, res) {
+	for _, err := range xdscheck.CheckServed(xdsres.Group(group), res) {
 		t.Errorf("%s: rendered something invalid: %v", group, err)
 	}
 }

@@ -56,6 +56,10 @@ func (g *generator) virtualHost(p *proxyPlan) *switchyardv1.VirtualHost {
 	if p.delegated {
 		vh.TLS.SecretName = certsNamespace + "/" + wildcardSecret
 	}
+	if p.authz >= 0 && p.authz%2 == 1 {
+		// Some authorized hosts verify tokens too, before ext_authz.
+		vh.JWTProviders = []switchyardv1.JWTProvider{{Name: "idp", Default: true, RemoteJWKS: switchyardv1.RemoteJWKS{URI: "https://idp.example.com/.well-known/jwks.json"}}}
+	}
 	if p.authz >= 0 {
 		vh.Authorization = &switchyardv1.AuthorizationServer{
 			ExtensionServiceRef: &switchyardv1.ExtensionServiceReference{Namespace: authNamespace, Name: fmt.Sprintf("authz-%d", p.authz)},
@@ -79,6 +83,13 @@ func (g *generator) route(p *proxyPlan, r int) switchyardv1.Route {
 		route.TimeoutPolicy = &switchyardv1.TimeoutPolicy{Response: "30s"}
 	case 2:
 		route.RetryPolicy = &switchyardv1.RetryPolicy{Count: ptr[int32](2), PerTryTimeout: "5s"}
+	}
+	if r%4 == 3 {
+		// An admin route open to the cluster network only.
+		route.IPAllowFilterPolicy = []switchyardv1.IPFilterPolicy{{Source: switchyardv1.IPFilterSourcePeer, CIDR: "10.0.0.0/8"}}
+	}
+	if r%5 == 4 {
+		route.RateLimitPolicy = &switchyardv1.RateLimitPolicy{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 100, Unit: "second", Burst: 50}}
 	}
 	for s := range g.cfg.ServicesPerRoute {
 		svc := switchyardv1.Service{Name: serviceName(p, r, s), Port: 80}

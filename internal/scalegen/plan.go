@@ -44,10 +44,12 @@ type generator struct {
 	exts   int
 }
 
-// plan decides the role of every proxy. Every fifth proxy is a team proxy
-// without a host name, included by a root: the proxy just before it (same
-// namespace) for half of them, and for the other half a root eleven places
-// back, which sits in the previous team's namespace.
+// plan decides the role of every proxy. By default every fifth proxy is a
+// team proxy without a host name, included by a root: the proxy just before
+// it (same namespace) for half of them, and for the other half a root eleven
+// places back, which sits in the previous team's namespace. With
+// Config.Included the included proxies are spread evenly instead, and
+// alternate between the same two parents.
 func (g *generator) plan() {
 	n := g.cfg.Proxies
 	g.exts = max(1, n/1000)
@@ -57,17 +59,23 @@ func (g *generator) plan() {
 		p.namespace = fmt.Sprintf("team-%d", i/g.cfg.teamSize())
 		p.name = fmt.Sprintf("app-%d", i)
 		p.authz = -1
-		p.root = i%5 != 4
+		p.root = g.isRoot(i)
 	}
+	included := 0
 	for i := range g.proxies {
 		p := &g.proxies[i]
 		if p.root {
 			continue
 		}
 		parent := i - 1
-		if (i/5)%2 == 1 && i >= 11 {
+		far := (i/5)%2 == 1
+		if g.cfg.Included > 0 {
+			far = included%2 == 1
+		}
+		if far && i >= 11 && g.proxies[i-11].root {
 			parent = i - 11
 		}
+		included++
 		g.proxies[parent].children = append(g.proxies[parent].children, i)
 	}
 	for i := range g.proxies {
@@ -81,6 +89,18 @@ func (g *generator) plan() {
 			p.authz = g.rng.Intn(g.exts)
 		}
 	}
+}
+
+// isRoot reports whether proxy i owns a host name. Spreading Included
+// proxies as a line is drawn (one wherever i*Included/Proxies steps up)
+// never puts two side by side, since at most half are included, nor makes
+// proxy 0 an included one.
+func (g *generator) isRoot(i int) bool {
+	k, n := g.cfg.Included, g.cfg.Proxies
+	if k == 0 {
+		return i%5 != 4
+	}
+	return (i+1)*k/n == i*k/n
 }
 
 // emit appends every object, one namespace at a time.

@@ -28,6 +28,11 @@ type Config struct {
 	// Proxies is the number of HTTPProxies, roots and included team
 	// proxies together.
 	Proxies int
+	// Included is how many of the Proxies are team proxies that a root
+	// includes, spread evenly; 0 keeps the historical shape of one proxy
+	// in five. At most half of the proxies can be included, so that every
+	// included proxy has a root just before it.
+	Included int
 	// RoutesPerProxy, ServicesPerRoute and EndpointsPerService size each
 	// proxy: every route forwards to its own Services (weighted when there
 	// are several), so a proxy makes RoutesPerProxy clusters.
@@ -68,6 +73,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Proxies < 1:
 		return fmt.Errorf("proxies: %d must be at least 1", c.Proxies)
+	case c.Included < 0 || c.Included > c.Proxies/2:
+		return fmt.Errorf("included: %d must be between 0 and half of the proxies (%d)", c.Included, c.Proxies/2)
 	case c.RoutesPerProxy < 1:
 		return fmt.Errorf("routes per proxy: %d must be at least 1", c.RoutesPerProxy)
 	case c.ServicesPerRoute < 1:

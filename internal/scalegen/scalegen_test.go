@@ -9,6 +9,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func smallConfig() Config {
@@ -26,8 +27,8 @@ func TestEveryObjectIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := set.Snapshot()
-	for _, group := range render.Groups {
-		out, err := render.Run(snap, render.Options{Group: group, Translator: translator.DefaultOptions()})
+	for _, group := range xdsres.Names() {
+		out, err := render.Run(snap, render.Options{Group: xdsres.Group(group), Translator: translator.DefaultOptions()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,8 +126,8 @@ func TestWriteRoundTrip(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("reading the generated manifests: %s", p)
 	}
-	for _, group := range render.Groups {
-		opts := render.Options{Group: group, Translator: translator.DefaultOptions()}
+	for _, group := range xdsres.Names() {
+		opts := render.Options{Group: xdsres.Group(group), Translator: translator.DefaultOptions()}
 		want := encode(t, set.Snapshot(), opts)
 		if got := encode(t, loaded, opts); !bytes.Equal(got, want) {
 			t.Errorf("%s: rendering the written manifests differs from rendering the set in memory", group)
@@ -145,4 +146,50 @@ func encode(t *testing.T, snap *objects.Snapshot, opts render.Options) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestIncluded checks that Config.Included gives exactly that many
+// included proxies, each included by one root, and that the set is valid.
+func TestIncluded(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Proxies, cfg.Included = 110, 10
+	set, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := set.Snapshot()
+	roots, includes := 0, map[string]int{}
+	for _, p := range snap.HTTPProxies {
+		if p.Spec.VirtualHost != nil {
+			roots++
+		}
+		for _, inc := range p.Spec.Includes {
+			ns := inc.Namespace
+			if ns == "" {
+				ns = p.Namespace
+			}
+			includes[ns+"/"+inc.Name]++
+		}
+	}
+	if roots != 100 || len(includes) != 10 {
+		t.Errorf("%d roots and %d included proxies, want 100 and 10", roots, len(includes))
+	}
+	for k, n := range includes {
+		if n != 1 {
+			t.Errorf("%s included %d times", k, n)
+		}
+	}
+	out, err := render.Run(snap, render.Options{Group: xdsres.Groups[0], Translator: translator.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range out.Statuses {
+		if st.State != switchyardv1.StatusValid {
+			t.Errorf("%s %s: %s", st.Key, st.State, st.Description)
+		}
+	}
+	cfg.Included = 56
+	if err := cfg.Validate(); err == nil {
+		t.Error("more than half included: want an error")
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // extensionYAML is an ExtensionService over Services a and b, weighted
@@ -215,16 +216,16 @@ func serveTestRoute(t *testing.T, host string, cluster *dag.Cluster, snap *objec
 	}
 	msgs = append(msgs, translator.GRPCRouteConfig(h), translator.GRPCCluster(cluster, opts),
 		translator.GRPCLoadAssignment(cluster.Name, &cluster.Spec, snap, opts))
-	byType := map[string][]*xdscache.Resource{}
+	byType := map[string][]*xdsres.Resource{}
 	for _, m := range msgs {
-		r, err := xdscache.NewResource(m)
+		r, err := xdsres.NewResource(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		byType[xdscache.TypeURL(m)] = append(byType[xdscache.TypeURL(m)], r)
+		byType[xdsres.TypeURL(m)] = append(byType[xdsres.TypeURL(m)], r)
 	}
 	cache := xdscache.New()
-	if err := cache.Replace(xdscache.GroupGRPC, byType); err != nil {
+	if err := cache.Replace(xdsres.GroupGRPC, byType); err != nil {
 		t.Fatal(err)
 	}
 

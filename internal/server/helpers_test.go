@@ -14,16 +14,14 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	"google.golang.org/grpc/xds"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // backend is a real gRPC server answering UnaryCall with its id.
@@ -151,23 +149,11 @@ func grpcClient(t *testing.T, s *server.Server, target string) testgrpc.TestServ
 	return grpcClientAt(t, s.XDSAddr(), target)
 }
 
-// grpcClientAt is grpcClient for an xDS server at any address.
-func grpcClientAt(t *testing.T, xdsAddr net.Addr, target string) testgrpc.TestServiceClient {
+// grpcClientAt is grpcClient for an xDS server at any address, with
+// further dial options.
+func grpcClientAt(t *testing.T, xdsAddr net.Addr, target string, opts ...grpc.DialOption) testgrpc.TestServiceClient {
 	t.Helper()
-	bootstrap := fmt.Sprintf(`{
-  "xds_servers": [{"server_uri": "passthrough:///%s", "channel_creds": [{"type": "insecure"}], "server_features": ["ignore_resource_deletion"]}],
-  "node": {"id": "e2e-%s", "locality": {"zone": "z1"}}
-}`, xdsAddr, t.Name())
-	rb, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := grpc.NewClient("xds:///"+target, grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	return testgrpc.NewTestServiceClient(cc)
+	return grpcGatewayClient(t, xdsAddr, "", target, opts...)
 }
 
 // call makes one RPC and returns the id of the backend that answered.
@@ -266,7 +252,7 @@ func noNACKs(t *testing.T, s *server.Server) {
 // as its user agent name ("" for none).
 func nodeWithGroup(id, group, agent string) *envoy_config_core_v3.Node {
 	return &envoy_config_core_v3.Node{Id: id, UserAgentName: agent, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-		xdscache.GroupMetadataKey: structpb.NewStringValue(group),
+		xdsres.GroupMetadataKey: structpb.NewStringValue(group),
 	}}}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -68,7 +69,7 @@ func TestResponsesOverFourMiB(t *testing.T) {
 	})
 	var name string
 	var want []byte
-	for _, r := range s.Cache().Resources(xdscache.GroupEnvoy, resource.RouteType) {
+	for _, r := range s.Cache().Resources(xdsres.GroupEnvoy, resource.RouteType) {
 		if len(r.Any.GetValue()) > len(want) {
 			name, want = r.Name, r.Any.GetValue()
 		}

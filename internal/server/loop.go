@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 
 	"github.com/switchyard-dev/switchyard/internal/admin"
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -118,34 +121,46 @@ func (s *Server) build(changes []objects.Change) error {
 	// The cache already holds the new resources; what follows is for
 	// people (the admin endpoint, logs, status write-back).
 	s.state.Store(&admin.State{DAG: s.pipe.DAG(), Statuses: s.pipe.Statuses()})
-	s.logStatusChanges(res.StatusUpdate)
+	s.logStatusChanges(res.StatusUpdate, len(changes), res.Duration)
 	if s.cfg.OnStatuses != nil {
 		s.cfg.OnStatuses(res.StatusUpdate)
 	}
 	return nil
 }
 
-// logStatusChanges logs every object whose status changed, so that an
-// operator running from a directory sees what the API server would show.
-// It works from the build's status update, so a batch costs in proportion
-// to what it changed, not to the number of objects.
-func (s *Server) logStatusChanges(u dag.StatusUpdate) {
+// logStatusChanges logs one summary line per full build, and a line of
+// its own only for an object that has an error, or had one and is fixed:
+// at 10,000 objects a line for each Valid one buries the mistakes and
+// costs seconds before the first build is served (the Valid ones are at
+// debug level). It works from the build's status update, so a batch costs
+// in proportion to what it changed, not to the number of objects.
+func (s *Server) logStatusChanges(u dag.StatusUpdate, changes int, took time.Duration) {
 	if u.All {
 		s.logged = map[objects.Key]string{}
 	}
 	for _, k := range u.Removed {
 		delete(s.logged, k)
 	}
+	var changed, invalid int
 	for _, st := range u.Changed {
 		line := st.State + "\x00" + st.Description
-		if s.logged[st.Key] == line {
+		before, seen := s.logged[st.Key]
+		if before == line {
 			continue
 		}
+		changed++
 		s.logged[st.Key] = line
-		level := s.cfg.Log.Info
-		if len(st.Errors) > 0 {
-			level = s.cfg.Log.Warn
+		wasBad := seen && len(before) > 0 && !strings.HasPrefix(before, switchyardv1.StatusValid+"\x00")
+		switch {
+		case len(st.Errors) > 0:
+			invalid++
+			s.cfg.Log.Warn("status", "object", st.Key.String(), "status", st.State, "description", st.Description)
+		case st.State != switchyardv1.StatusValid || wasBad:
+			s.cfg.Log.Info("status", "object", st.Key.String(), "status", st.State, "description", st.Description)
+		default:
+			s.cfg.Log.Debug("status", "object", st.Key.String(), "status", st.State, "description", st.Description)
 		}
-		level("status", "object", st.Key.String(), "status", st.State, "description", st.Description)
 	}
+	s.cfg.Log.Info("full build", "changes", changes, "objects", len(s.logged),
+		"statusChanged", changed, "withErrors", invalid, "duration", took)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // programmedHoldoff is how long the loop waits after an ACK, a NACK or a
@@ -62,17 +63,20 @@ func (s *Server) evaluateProgrammed() time.Time {
 		if k := st.Key.Kind; k != objects.KindHTTPProxy && k != objects.KindExtensionService {
 			continue
 		}
-		produced := s.pipe.Produced(st.Key)
+		// A proxy of a further gateway is programmed by that gateway's
+		// nodes, from that gateway's cache (site/gateways.md).
+		pipe := s.pipe.ServedBy(st.Key)
+		produced := pipe.Produced(st.Key)
 		refs := make([]xdscache.Ref, 0, len(produced))
 		for _, r := range produced {
 			// What the gate withholds is served to nobody; the Valid
 			// condition says why.
-			if s.pipe.Served(r.Group)[r.Type][r.Name] != nil {
+			if pipe.Served(r.Group)[r.Type][r.Name] != nil {
 				refs = append(refs, xdscache.Ref{Group: r.Group, Type: r.Type, Name: r.Name})
 			}
 		}
 		keys = append(keys, st.Key)
-		served = append(served, s.cache.Served(refs))
+		served = append(served, pipe.Cache().Served(refs))
 	}
 	out, next := s.holdPending(keys, s.acks.Evaluate(served), start)
 	s.programmed.Store(&out)
@@ -86,15 +90,15 @@ func (s *Server) evaluateProgrammed() time.Time {
 // holdPending returns the conditions to publish: each verdict, except
 // that one newly Pending keeps the last published condition for
 // pendingGrace; next is when the first held one is due.
-func (s *Server) holdPending(keys []objects.Key, verdicts []xdscache.Programmed, now time.Time) (map[objects.Key]xdscache.Programmed, time.Time) {
+func (s *Server) holdPending(keys []objects.Key, verdicts []xdsres.Programmed, now time.Time) (map[objects.Key]xdsres.Programmed, time.Time) {
 	prev := s.Programmed()
-	out := make(map[objects.Key]xdscache.Programmed, len(keys))
+	out := make(map[objects.Key]xdsres.Programmed, len(keys))
 	since := make(map[objects.Key]time.Time)
 	var next time.Time
 	for i, k := range keys {
 		v := verdicts[i]
 		out[k] = v
-		if v.Reason != xdscache.ReasonPending {
+		if v.Reason != xdsres.ReasonPending {
 			continue
 		}
 		t, ok := s.pendingSince[k]
@@ -117,7 +121,7 @@ func (s *Server) holdPending(keys []objects.Key, verdicts []xdscache.Programmed,
 // Programmed returns the last Programmed condition of every HTTPProxy and
 // ExtensionService, nil before the first evaluation. The map must not be
 // modified.
-func (s *Server) Programmed() map[objects.Key]xdscache.Programmed {
+func (s *Server) Programmed() map[objects.Key]xdsres.Programmed {
 	if p := s.programmed.Load(); p != nil {
 		return *p
 	}

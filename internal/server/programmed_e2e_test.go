@@ -17,7 +17,7 @@ import (
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // programmedEntry is one object of /debug/programmed.
@@ -64,12 +64,12 @@ func waitProgrammed(t *testing.T, s *server.Server, reason string) programmedEnt
 func TestProgrammedFollowsGRPCClient(t *testing.T) {
 	dir, _, ids := weightedSetup(t)
 	s := controlPlane(t, dir)
-	if got := waitProgrammed(t, s, xdscache.ReasonNoNodes); got.Status != "Unknown" {
+	if got := waitProgrammed(t, s, xdsres.ReasonNoNodes); got.Status != "Unknown" {
 		t.Fatalf("with no node connected: %+v", got)
 	}
 	c := grpcClient(t, s, "app.example.com")
 	warmUp(t, c, ids...)
-	if got := waitProgrammed(t, s, xdscache.ReasonProgrammed); got.Status != "True" {
+	if got := waitProgrammed(t, s, xdsres.ReasonProgrammed); got.Status != "True" {
 		t.Fatalf("acknowledged: %+v", got)
 	}
 
@@ -80,14 +80,14 @@ func TestProgrammedFollowsGRPCClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := xdscache.NewResource(&envoy_config_listener_v3.Listener{Name: name, ApiListener: &envoy_config_listener_v3.ApiListener{ApiListener: hcm}})
+	bad, err := xdsres.NewResource(&envoy_config_listener_v3.Listener{Name: name, ApiListener: &envoy_config_listener_v3.ApiListener{ApiListener: hcm}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Cache().Update(xdscache.GroupGRPC, []xdscache.Change{{TypeURL: resource.ListenerType, Name: name, Resource: bad}}); err != nil {
+	if err := s.Cache().Update(xdsres.GroupGRPC, []xdsres.Change{{TypeURL: resource.ListenerType, Name: name, Resource: bad}}); err != nil {
 		t.Fatal(err)
 	}
-	got := waitProgrammed(t, s, xdscache.ReasonRejected)
+	got := waitProgrammed(t, s, xdsres.ReasonRejected)
 	if got.Status != "False" || !strings.Contains(got.Message, "e2e-"+t.Name()) || !strings.Contains(got.Message, name) {
 		t.Fatalf("rejected: %+v", got)
 	}
@@ -121,7 +121,7 @@ func TestProgrammedFollowsADSClient(t *testing.T) {
 	}
 	_ = st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType})
 	answer(next(), "")
-	if got := waitProgrammed(t, s, xdscache.ReasonProgrammed); got.Status != "True" {
+	if got := waitProgrammed(t, s, xdsres.ReasonProgrammed); got.Status != "True" {
 		t.Fatalf("acknowledged: %+v", got)
 	}
 
@@ -130,7 +130,7 @@ func TestProgrammedFollowsADSClient(t *testing.T) {
 	resp := next()
 	nacked := time.Now()
 	answer(resp, "e2e: cluster rejected on command")
-	got := waitProgrammed(t, s, xdscache.ReasonRejected)
+	got := waitProgrammed(t, s, xdsres.ReasonRejected)
 	t.Logf("the NACK showed on the condition %v after it was sent", time.Since(nacked).Round(time.Millisecond))
 	if got.Status != "False" || !strings.Contains(got.Message, `"envoy-e2e" (envoy)`) || !strings.Contains(got.Message, "e2e: cluster rejected on command") {
 		t.Fatalf("rejected: %+v", got)
@@ -139,7 +139,7 @@ func TestProgrammedFollowsADSClient(t *testing.T) {
 	// The next version is acknowledged: programmed again.
 	writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", map[string]int{"a": 1, "c": 1}))
 	answer(next(), "")
-	waitProgrammed(t, s, xdscache.ReasonProgrammed)
+	waitProgrammed(t, s, xdsres.ReasonProgrammed)
 }
 
 // TestProgrammedFollowsDeltaClient is TestProgrammedFollowsADSClient over
@@ -171,11 +171,11 @@ func TestProgrammedFollowsDeltaClient(t *testing.T) {
 	}
 	_ = st.Send(&envoy_service_discovery_v3.DeltaDiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType})
 	answer("")
-	waitProgrammed(t, s, xdscache.ReasonProgrammed)
+	waitProgrammed(t, s, xdsres.ReasonProgrammed)
 
 	writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", map[string]int{"a": 1, "b": 1}))
 	answer("e2e: delta cluster rejected")
-	if got := waitProgrammed(t, s, xdscache.ReasonRejected); !strings.Contains(got.Message, "e2e: delta cluster rejected") {
+	if got := waitProgrammed(t, s, xdsres.ReasonRejected); !strings.Contains(got.Message, "e2e: delta cluster rejected") {
 		t.Fatalf("rejected: %+v", got)
 	}
 }

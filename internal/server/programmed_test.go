@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestHoldPending: an object newly waiting for ACKs keeps its published
@@ -15,9 +15,9 @@ func TestHoldPending(t *testing.T) {
 	s := &Server{}
 	old := objects.Key{Kind: objects.KindHTTPProxy, Namespace: "ns", Name: "old"}
 	fresh := objects.Key{Kind: objects.KindHTTPProxy, Namespace: "ns", Name: "new"}
-	programmed := xdscache.Programmed{Status: "True", Reason: xdscache.ReasonProgrammed}
-	pending := xdscache.Programmed{Status: "Unknown", Reason: xdscache.ReasonPending}
-	publish := func(at time.Time, verdicts ...xdscache.Programmed) (map[objects.Key]xdscache.Programmed, time.Time) {
+	programmed := xdsres.Programmed{Status: "True", Reason: xdsres.ReasonProgrammed}
+	pending := xdsres.Programmed{Status: "Unknown", Reason: xdsres.ReasonPending}
+	publish := func(at time.Time, verdicts ...xdsres.Programmed) (map[objects.Key]xdsres.Programmed, time.Time) {
 		t.Helper()
 		keys := []objects.Key{old, fresh}[:len(verdicts)]
 		out, next := s.holdPending(keys, verdicts, at)

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 	"github.com/switchyard-dev/switchyard/internal/xdstls"
 )
 
@@ -83,13 +83,13 @@ var (
 func TestOnlyReferencedSecretsAreServed(t *testing.T) {
 	s := startServer(t, secretsSetup(t), "127.0.0.1:0", nil)
 	var cached []string
-	for _, r := range s.Cache().Resources(xdscache.GroupEnvoy, resource.SecretType) {
+	for _, r := range s.Cache().Resources(xdsres.GroupEnvoy, resource.SecretType) {
 		cached = append(cached, r.Name)
 	}
 	if fmt.Sprint(cached) != fmt.Sprint(servedSecrets) {
 		t.Errorf("the cache holds secrets %v, want %v", cached, servedSecrets)
 	}
-	for _, g := range []xdscache.Group{xdscache.GroupGRPC, xdscache.GroupDNS} {
+	for _, g := range []xdsres.Group{xdsres.GroupGRPC, xdsres.GroupDNS} {
 		if rs := s.Cache().Resources(g, resource.SecretType); len(rs) > 0 {
 			t.Errorf("group %s holds %d secrets", g, len(rs))
 		}
@@ -133,7 +133,7 @@ func TestSecretsGoToEnvoyOnly(t *testing.T) {
 		"grpc by metadata":                 nodeWithGroup("g1", "grpc", ""),
 		"dns by metadata":                  nodeWithGroup("d1", "dns", ""),
 		"grpc by user agent":               {Id: "g2", UserAgentName: "gRPC Go"},
-		"dns by node id":                   {Id: xdscache.DNSNodeID},
+		"dns by node id":                   {Id: xdsres.DNSNodeID},
 		"grpc by metadata, envoy by agent": nodeWithGroup("g3", "grpc", "envoy"),
 	}
 	t.Run("others", func(t *testing.T) {

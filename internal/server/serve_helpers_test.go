@@ -50,7 +50,9 @@ func startServer(t *testing.T, dir, addr string, mutate func(*server.Config)) *r
 	r.cancel = cancel
 	go func() { r.done <- r.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
 	t.Cleanup(func() { r.stop(t) })
-	waitFor(t, 60*time.Second, "the xDS server to listen", func() bool { return r.XDSAddr() != nil })
+	// The first build of the largest inputs here (a 10,000-route host)
+	// takes over a minute under -race on a busy 2-core machine.
+	waitFor(t, 3*time.Minute, "the xDS server to listen", func() bool { return r.XDSAddr() != nil })
 	return r
 }
 

@@ -20,10 +20,12 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/switchyard-dev/switchyard/internal/admin"
+	"github.com/switchyard-dev/switchyard/internal/console"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Source delivers objects. Start returns once the source has its first
@@ -58,7 +60,7 @@ type Config struct {
 	// HTTPProxy and ExtensionService whenever what the connected nodes
 	// acknowledged may have changed it. It is called on the build loop and
 	// must not block.
-	OnProgrammed func(map[objects.Key]xdscache.Programmed)
+	OnProgrammed func(map[objects.Key]xdsres.Programmed)
 	Log          *slog.Logger
 	// Registry receives the metrics; a new one when nil.
 	Registry *prometheus.Registry
@@ -91,9 +93,11 @@ type Server struct {
 	// took, and pendingSince when each object started waiting for ACKs
 	// (build loop only).
 	acks           *xdscache.Acks
-	programmed     atomic.Pointer[map[objects.Key]xdscache.Programmed]
+	programmed     atomic.Pointer[map[objects.Key]xdsres.Programmed]
 	programmedTook time.Duration
 	pendingSince   map[objects.Key]time.Time
+	// clients records the open xDS streams for the web console.
+	clients *console.Clients
 }
 
 // NewRegistry returns the registry New uses when Config.Registry is nil:
@@ -123,7 +127,7 @@ func New(cfg Config) *Server {
 	cfg.Pipeline.Log = cfg.Log
 	cfg.Pipeline.Metrics = pipeline.NewMetrics(cfg.Registry)
 	c := xdscache.New()
-	return &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}, acks: xdscache.NewAcks()}
+	return &Server{cfg: cfg, cache: c, pipe: pipeline.New(c, cfg.Pipeline), logged: map[objects.Key]string{}, acks: xdscache.NewAcks(), clients: console.NewClients()}
 }
 
 // Cache returns the resource cache, for tests and embedding.
@@ -226,6 +230,7 @@ func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server,
 		// balancers; allow that instead of closing them as abusive.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		grpc.ChainStreamInterceptor(s.clients.StreamInterceptor),
 	}, s.cfg.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
 	xdsOpts := append([]xdscache.Option{xdscache.WithAcks(s.acks)}, s.cfg.XDSOptions...)
@@ -246,7 +251,12 @@ func stopGRPC(gs *grpc.Server) {
 }
 
 func (s *Server) adminServer() *http.Server {
-	return &http.Server{
+	// Requests that never end by themselves (the console's event streams)
+	// end when the server shuts down, instead of holding Shutdown until
+	// its timeout.
+	ctx, cancel := context.WithCancel(context.Background())
+	hs := &http.Server{
+		BaseContext: func(net.Listener) context.Context { return ctx },
 		Handler: admin.Handler(admin.Config{
 			Ready:      s.ready.Load,
 			State:      s.state.Load,
@@ -254,9 +264,12 @@ func (s *Server) adminServer() *http.Server {
 			Gatherer:   s.cfg.Registry,
 			Detail:     s.cfg.ReadyDetail,
 			Programmed: s.Programmed,
+			Clients:    s.clients,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
+	hs.RegisterOnShutdown(cancel)
+	return hs
 }
 
 func serveHTTP(hs *http.Server, l net.Listener) error {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // The soak: SOAK_STREAMS ADS streams on loopback while objects and
@@ -208,10 +209,10 @@ func (c *soakClient) upToDate(clusters, endpoints map[string]uint64) bool {
 // cacheState hashes the cache's envoy clusters and load assignments.
 func cacheState(c *xdscache.Cache) (clusters, endpoints map[string]uint64) {
 	clusters, endpoints = map[string]uint64{}, map[string]uint64{}
-	for _, r := range c.Resources(xdscache.GroupEnvoy, resource.ClusterType) {
+	for _, r := range c.Resources(xdsres.GroupEnvoy, resource.ClusterType) {
 		clusters[r.Name] = xxhash.Sum64(r.Any.GetValue())
 	}
-	for _, r := range c.Resources(xdscache.GroupEnvoy, resource.EndpointType) {
+	for _, r := range c.Resources(xdsres.GroupEnvoy, resource.EndpointType) {
 		endpoints[r.Name] = xxhash.Sum64(r.Any.GetValue())
 	}
 	return clusters, endpoints

@@ -11,7 +11,7 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // MaxSubConditions caps the errors and the warnings written to one
@@ -46,7 +46,7 @@ func fieldsOf(obj runtime.Object) (fields, bool) {
 // carries. Conditions of other types are kept (and Programmed is, when
 // prog is nil). A condition's lastTransitionTime moves to now only when
 // its status changes.
-func apply(obj runtime.Object, st *dag.Status, prog *xdscache.Programmed, now time.Time) (runtime.Object, bool) {
+func apply(obj runtime.Object, st *dag.Status, prog *xdsres.Programmed, now time.Time) (runtime.Object, bool) {
 	old, ok := fieldsOf(obj)
 	if !ok {
 		return nil, false
@@ -97,7 +97,7 @@ func setCondition(conds []switchyardv1.DetailedCondition, want switchyardv1.Deta
 // programmedCondition is the Programmed condition: what the data plane
 // did with the object (see xdscache.ProgrammedOf), without its transition
 // time.
-func programmedCondition(st *dag.Status, p *xdscache.Programmed) switchyardv1.DetailedCondition {
+func programmedCondition(st *dag.Status, p *xdsres.Programmed) switchyardv1.DetailedCondition {
 	return switchyardv1.DetailedCondition{Condition: metav1.Condition{
 		Type:               switchyardv1.ConditionProgrammed,
 		Status:             metav1.ConditionStatus(p.Status),

@@ -10,7 +10,7 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 var (
@@ -114,7 +114,7 @@ func programmedCond(p *switchyardv1.HTTPProxy) (switchyardv1.DetailedCondition, 
 // Programmed verdict leaves the last one in place.
 func TestApplyProgrammed(t *testing.T) {
 	p := &switchyardv1.HTTPProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 1}}
-	ok := &xdscache.Programmed{Status: "True", Reason: xdscache.ReasonProgrammed, Message: "acknowledged"}
+	ok := &xdsres.Programmed{Status: "True", Reason: xdsres.ReasonProgrammed, Message: "acknowledged"}
 	out, changed := apply(p, valid(1), ok, t0)
 	c, found := programmedCond(out.(*switchyardv1.HTTPProxy))
 	if !changed || !found || c.Status != metav1.ConditionTrue || c.Reason != "Programmed" || c.ObservedGeneration != 1 || !c.LastTransitionTime.Time.Equal(t0) {
@@ -127,7 +127,7 @@ func TestApplyProgrammed(t *testing.T) {
 	if _, changed := apply(p1, valid(1), nil, t1); changed {
 		t.Fatal("no verdict must leave the condition as it is")
 	}
-	rejected := &xdscache.Programmed{Status: "False", Reason: xdscache.ReasonRejected, Message: `node "e1" (envoy) rejected Cluster "c": bad`}
+	rejected := &xdsres.Programmed{Status: "False", Reason: xdsres.ReasonRejected, Message: `node "e1" (envoy) rejected Cluster "c": bad`}
 	out, changed = apply(p1, valid(1), rejected, t1)
 	c, _ = programmedCond(out.(*switchyardv1.HTTPProxy))
 	if !changed || c.Status != metav1.ConditionFalse || c.Reason != "Rejected" || c.Message != rejected.Message || !c.LastTransitionTime.Time.Equal(t1) {

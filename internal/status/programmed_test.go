@@ -12,7 +12,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/testenv"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // programmedOn returns the Programmed condition of a proxy on the API
@@ -39,8 +39,8 @@ func TestWriteProgrammed(t *testing.T) {
 	w.Update([]*dag.Status{statusOf(key, p.Generation, switchyardv1.StatusValid, "valid HTTPProxy")})
 	testenv.WaitFor(t, 10*time.Second, "status valid", func() bool { return getProxy(t, ns, "app").Status.CurrentStatus == "valid" })
 
-	ok := xdscache.Programmed{Status: "True", Reason: xdscache.ReasonProgrammed, Message: "acknowledged"}
-	w.SetProgrammed(map[objects.Key]xdscache.Programmed{key: ok})
+	ok := xdsres.Programmed{Status: "True", Reason: xdsres.ReasonProgrammed, Message: "acknowledged"}
+	w.SetProgrammed(map[objects.Key]xdsres.Programmed{key: ok})
 	testenv.WaitFor(t, 10*time.Second, "Programmed True", func() bool {
 		c := programmedOn(t, ns, "app")
 		return c != nil && c.Status == metav1.ConditionTrue
@@ -53,10 +53,10 @@ func TestWriteProgrammed(t *testing.T) {
 		t.Fatalf("kubectl get's Programmed column = %q, want True", got)
 	}
 	written := updates(t, reg, "written")
-	w.SetProgrammed(map[objects.Key]xdscache.Programmed{key: ok})
+	w.SetProgrammed(map[objects.Key]xdsres.Programmed{key: ok})
 
-	rejected := xdscache.Programmed{Status: "False", Reason: xdscache.ReasonRejected, Message: `node "e1" (envoy) rejected Cluster "c": bad`}
-	w.SetProgrammed(map[objects.Key]xdscache.Programmed{key: rejected})
+	rejected := xdsres.Programmed{Status: "False", Reason: xdsres.ReasonRejected, Message: `node "e1" (envoy) rejected Cluster "c": bad`}
+	w.SetProgrammed(map[objects.Key]xdsres.Programmed{key: rejected})
 	// The metric moves after the write reaches the API server: wait for
 	// both.
 	testenv.WaitFor(t, 10*time.Second, "Programmed False", func() bool {

@@ -36,7 +36,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Defaults for Config.
@@ -83,7 +83,7 @@ type Writer struct {
 	leading bool
 	// programmed is the last Programmed condition of each object (see
 	// SetProgrammed); an object without one keeps whatever it has.
-	programmed map[objects.Key]xdscache.Programmed
+	programmed map[objects.Key]xdsres.Programmed
 
 	// Owned by the worker goroutine.
 	written map[objects.Key]writtenStatus
@@ -146,7 +146,7 @@ func New(cfg Config) (*Writer, error) {
 		wake:       make(chan struct{}, 1),
 		desired:    map[objects.Key]*dag.Status{},
 		pending:    map[objects.Key]bool{},
-		programmed: map[objects.Key]xdscache.Programmed{},
+		programmed: map[objects.Key]xdsres.Programmed{},
 		written:    map[objects.Key]writtenStatus{},
 		retry:      map[objects.Key]retryState{},
 	}
@@ -204,7 +204,7 @@ func (w *Writer) Apply(u dag.StatusUpdate) {
 // decide it. Like Update it never blocks; only the objects whose
 // condition changed are checked again, so the ACKs of a push that left
 // conditions as they were cost no request. m is not kept.
-func (w *Writer) SetProgrammed(m map[objects.Key]xdscache.Programmed) {
+func (w *Writer) SetProgrammed(m map[objects.Key]xdsres.Programmed) {
 	w.mu.Lock()
 	changed := false
 	for k, p := range m {
@@ -323,7 +323,7 @@ func (w *Writer) pass(ctx context.Context) time.Time {
 	for i, k := range keys {
 		w.mu.Lock()
 		st := w.desired[k]
-		var prog *xdscache.Programmed
+		var prog *xdsres.Programmed
 		if p, ok := w.programmed[k]; ok {
 			prog = &p
 		}
@@ -370,7 +370,7 @@ func backoff(failures int) time.Duration {
 
 // sync brings one object's status to st and prog, reading the object from the
 // cache and, after a conflict, from the API server.
-func (w *Writer) sync(ctx context.Context, key objects.Key, st *dag.Status, prog *xdscache.Programmed) error {
+func (w *Writer) sync(ctx context.Context, key objects.Key, st *dag.Status, prog *xdsres.Programmed) error {
 	current := w.current(key)
 	for attempt := 1; ; attempt++ {
 		if current == nil {

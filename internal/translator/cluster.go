@@ -49,6 +49,12 @@ func clusterWithoutTLS(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cl
 	out := edsCluster(c.Name, spec)
 	out.HealthChecks = healthChecks(spec)
 	out.CircuitBreakers = circuitBreakers(spec.CircuitBreakers)
+	switch rr, lr := slowStartLbConfig(spec); {
+	case rr != nil:
+		out.LbConfig = rr
+	case lr != nil:
+		out.LbConfig = lr
+	}
 	if opts.ConnectTimeout > 0 {
 		out.ConnectTimeout = duration(opts.ConnectTimeout)
 	}
@@ -153,7 +159,7 @@ func healthChecks(spec *dag.ClusterSpec) []*envoy_config_core_v3.HealthCheck {
 		HealthyThreshold:   u32(orDefault(hc.HealthyThreshold, defaultHealthyThreshold)),
 	}
 	if hc.Path != "" {
-		h := &envoy_config_core_v3.HealthCheck_HttpHealthCheck{Path: hc.Path, Host: hc.Host}
+		h := &envoy_config_core_v3.HealthCheck_HttpHealthCheck{Path: hc.Path, Host: hc.Host, ExpectedStatuses: expectedStatuses(hc.ExpectedStatuses)}
 		if isHTTP2(spec.Protocol) {
 			h.CodecClientType = envoy_type_v3.CodecClientType_HTTP2
 		}
@@ -195,7 +201,15 @@ func circuitBreakers(cb *dag.CircuitBreakers) *envoy_config_cluster_v3.CircuitBr
 	if cb.MaxRetries > 0 || cb.MaxRetriesSet {
 		t.MaxRetries = u32(cb.MaxRetries)
 	}
-	return &envoy_config_cluster_v3.CircuitBreakers{
+	out := &envoy_config_cluster_v3.CircuitBreakers{
 		Thresholds: []*envoy_config_cluster_v3.CircuitBreakers_Thresholds{t},
 	}
+	if cb.PerHostMaxConnections > 0 {
+		// Envoy reads only max_connections of a per-host threshold.
+		out.PerHostThresholds = []*envoy_config_cluster_v3.CircuitBreakers_Thresholds{{
+			Priority:       envoy_config_core_v3.RoutingPriority_DEFAULT,
+			MaxConnections: u32(cb.PerHostMaxConnections),
+		}}
+	}
+	return out
 }

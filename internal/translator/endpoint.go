@@ -110,6 +110,8 @@ type zoneEndpoints struct {
 type endpoint struct {
 	addr   hostPort
 	health envoy_config_core_v3.HealthStatus
+	// healthPort, when not 0, is where active health checks go.
+	healthPort int32
 }
 
 // hostPort is an endpoint's address: host is the IP as netip writes it (or
@@ -218,6 +220,9 @@ func lbEndpoints(eps []endpoint) []*envoy_config_endpoint_v3.LbEndpoint {
 		b.host.Endpoint = &b.ep
 		b.lb.HostIdentifier = &b.host
 		b.lb.HealthStatus = ep.health
+		if ep.healthPort != 0 {
+			b.ep.HealthCheckConfig = &envoy_config_endpoint_v3.Endpoint_HealthCheckConfig{PortValue: uint32(ep.healthPort)}
+		}
 		out[i] = &b.lb
 	}
 	return out
@@ -236,6 +241,10 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 		return nil
 	}
 	svcDrained := objects.Drained(svc.Annotations)
+	healthName, checkOther := "", false
+	if b.HealthPort != 0 && b.HealthPort != b.Port {
+		healthName, checkOther = servicePortName(svc, b.HealthPort)
+	}
 
 	sliced := snap.SlicesFor(b.Service)
 	n := 0
@@ -251,6 +260,10 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 		if !ok {
 			continue
 		}
+		var healthPort int32
+		if checkOther {
+			healthPort, _ = slicePort(es, healthName)
+		}
 		for _, ep := range es.Endpoints {
 			health, ok := endpointHealth(ep.Conditions)
 			if !ok || len(ep.Addresses) == 0 {
@@ -261,7 +274,7 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 				(svcDrained || drainZones[zone] || nodeDrained(snap, ep.NodeName)) {
 				health = envoy_config_core_v3.HealthStatus_DRAINING
 			}
-			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(ep.Addresses[0], port), health: health}})
+			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(ep.Addresses[0], port), health: health, healthPort: healthPort}})
 		}
 	}
 	return byZone(eps)

@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata from each case's input.yaml, and delete those of cases without one")
@@ -63,7 +64,7 @@ func staleGoldens(t *testing.T, dir string) {
 	if *update {
 		defer os.Remove(dir) // fails, harmlessly, while anything else is left in it
 	}
-	for _, g := range render.Groups {
+	for _, g := range xdsres.Names() {
 		path := filepath.Join(dir, g+".yaml")
 		if _, err := os.Stat(path); err != nil {
 			continue
@@ -86,7 +87,7 @@ func goldenCase(t *testing.T, dir string) {
 	checkEmbeddedCert(t, c.Input)
 	for _, group := range c.Groups() {
 		t.Run(group, func(t *testing.T) {
-			out, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: group})
+			out, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: xdsres.Group(group)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +160,7 @@ func checkResources(t *testing.T, group string, out *render.Output) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range xdscheck.Check(group, res) {
+	for _, err := range xdscheck.Check(xdsres.Group(group), res) {
 		t.Error(err)
 	}
 	switch group {

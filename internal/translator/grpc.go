@@ -69,7 +69,8 @@ func GRPCHosts(d *dag.DAG) []GRPCHost {
 
 // GRPC translates the DAG into the resources served to proxyless gRPC
 // clients (dial targets "xds:///<fqdn>" and "xds:///<fqdn>:<port>"): for
-// each host with routes, its API listeners and one route configuration, and
+// each host with routes, its API listeners, its server listeners (for
+// xDS-enabled backends, see GRPCServerListeners) and one route configuration, and
 // a cluster and load assignment for every cluster those routes forward to.
 //
 // Everything here is restricted to what grpc-go's xDS client accepts. It
@@ -92,6 +93,7 @@ func GRPC(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 			continue
 		}
 		res.Listeners = append(res.Listeners, GRPCListeners(h)...)
+		res.Listeners = append(res.Listeners, GRPCServerListeners(h)...)
 		res.Routes = append(res.Routes, rc)
 		for _, c := range GRPCClusters(h) {
 			clusters[c.Name] = c

@@ -481,6 +481,8 @@ func TestGRPCFull(t *testing.T) {
 	want := []string{
 		// db and raw forward TCP: nothing for gRPC.
 		"L api.example.com", "L api.example.com:443", "L api.example.com:80",
+		"L grpc-server/api.example.com/0.0.0.0", "L grpc-server/api.example.com/127.0.0.1", "L grpc-server/api.example.com/::",
+		"L grpc-server/www.example.com/0.0.0.0", "L grpc-server/www.example.com/127.0.0.1", "L grpc-server/www.example.com/::",
 		"L www.example.com", "L www.example.com:80",
 		"R grpc/api.example.com", "R grpc/www.example.com",
 		// auth runs ext_authz for Envoy only; db is a TCP proxy.

@@ -44,6 +44,10 @@ func grpcProblems(r *Resources) []error {
 	}
 
 	for _, l := range r.Listeners {
+		if l.GetApiListener() == nil && strings.HasPrefix(l.GetName(), "grpc-server/") {
+			errs = append(errs, grpcServerListenerProblems(l)...)
+			continue
+		}
 		rds, lerrs := grpcListenerProblems(l)
 		errs = append(errs, lerrs...)
 		if rds != "" && !routeNames[rds] {

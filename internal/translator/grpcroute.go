@@ -15,6 +15,7 @@ import (
 const (
 	grpcAuthzStatus = 403
 	grpcAuthzBody   = "this host requires authorization, which proxyless gRPC clients cannot perform; call it through the Envoy ingress"
+	grpcJWTBody     = "this route requires a verified JWT, which proxyless gRPC clients cannot present to Switchyard; call it through the Envoy ingress"
 	grpcTLSStatus   = 503
 	grpcTLSBody     = "this route's backends require upstream certificate validation, which Switchyard cannot configure for proxyless gRPC clients; call it through the Envoy ingress"
 )
@@ -60,7 +61,9 @@ func grpcAuthorized(s *dag.SecureVirtualHost) bool {
 // directly and gRPC cannot run ext_authz on the client (grpc-go NACKs the
 // filter and its per-route config), so a route Envoy would check is not
 // forwarded at all: every route of an authorized host that does not
-// disable authorization answers 403, whatever its action.
+// disable authorization answers 403, whatever its action. JWT
+// verification fails closed the same way: gRPC has no jwt_authn filter,
+// so a route that verifies tokens answers 403.
 //
 // A route whose backends need upstream certificate validation answers 503:
 // gRPC verifies backends only with certificate-provider instances from its
@@ -70,6 +73,8 @@ func grpcRefused(r *dag.Route, authz bool) (status uint32, body string, refused 
 	switch {
 	case authz && !r.AuthDisabled:
 		return grpcAuthzStatus, grpcAuthzBody, true
+	case r.JWTProvider != "":
+		return grpcAuthzStatus, grpcJWTBody, true
 	case r.Forward != nil && !r.HTTPSRedirect && needsUpstreamValidation(r.Forward):
 		return grpcTLSStatus, grpcTLSBody, true
 	}
@@ -118,6 +123,7 @@ func needsUpstreamValidation(f *dag.Forward) bool {
 //     gRPC NACKs.
 //   - routes with query-parameter conditions are left out: an RPC has no
 //     query string, so they never match (gRPC would skip them too).
+//   - pseudo-header conditions are resolved (see grpcPseudoHeaders).
 //   - routes that must not forward (see grpcRefused) answer a
 //     direct_response instead.
 //
@@ -150,6 +156,10 @@ func GRPCRouteConfig(h GRPCHost) *envoy_config_route_v3.RouteConfiguration {
 // returns nil for a route gRPC clients never match.
 func grpcRoute(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	if len(r.QueryParamMatches) > 0 {
+		return nil
+	}
+	r, ok := grpcPseudoHeaders(r)
+	if !ok {
 		return nil
 	}
 	var rt *envoy_config_route_v3.Route

@@ -1,6 +1,8 @@
 package translator
 
 import (
+	"slices"
+
 	envoy_config_accesslog_v3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -20,6 +22,10 @@ const (
 	filterTCPProxy              = "envoy.filters.network.tcp_proxy"
 	filterRouter                = "envoy.filters.http.router"
 	filterExtAuthz              = "envoy.filters.http.ext_authz"
+	filterRBAC                  = "envoy.filters.http.rbac"
+	filterCORS                  = "envoy.filters.http.cors"
+	filterLocalRateLimit        = "envoy.filters.http.local_ratelimit"
+	filterJWTAuthn              = "envoy.filters.http.jwt_authn"
 	filterTLSInspector          = "envoy.filters.listener.tls_inspector"
 	transportSocketTLS          = "envoy.transport_sockets.tls"
 	accessLoggerStdout          = "envoy.access_loggers.stdout"
@@ -37,7 +43,9 @@ const (
 //   - websocket upgrades are listed but disabled: Envoy only honours a
 //     per-route upgrade_config for an upgrade type the HCM knows, and the
 //     routes that allow websockets enable it one by one.
-//   - the router is the last filter, which both Envoy and gRPC require.
+//   - the traffic policies' filters come first (see policyFilters), then
+//     the caller's, then the router, last, which both Envoy and gRPC
+//     require.
 func httpConnectionManager(statPrefix string, filters ...*envoy_filter_network_http_connection_manager_v3.HttpFilter) *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager {
 	return &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager{
 		StatPrefix:       statPrefix,
@@ -49,7 +57,7 @@ func httpConnectionManager(statPrefix string, filters ...*envoy_filter_network_h
 			Enabled:     boolValue(false),
 		}},
 		AccessLog:   []*envoy_config_accesslog_v3.AccessLog{stdoutAccessLog()},
-		HttpFilters: append(filters, routerFilter()),
+		HttpFilters: slices.Concat(policyFilters(), filters, []*envoy_filter_network_http_connection_manager_v3.HttpFilter{routerFilter()}),
 	}
 }
 

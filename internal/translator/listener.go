@@ -8,7 +8,6 @@ import (
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_filter_listener_tls_inspector_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	envoy_filter_network_tcp_proxy_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 )
@@ -20,17 +19,21 @@ const (
 	HTTPSListenerName = "ingress_https"
 )
 
-// HTTPListener returns the plain-HTTP listener. It exists even when the DAG
-// has no virtual hosts, so that Envoy binds its port from the start and a
-// request for an unknown host gets a 404 rather than a refused connection.
+// HTTPListener returns the plain-HTTP listener for the given plain-HTTP
+// host names. It exists even when the DAG has no virtual hosts, so that
+// Envoy binds its port from the start and a request for an unknown host
+// gets a 404 rather than a refused connection.
 //
-// Its HCM uses scoped RDS: the :authority header, with any ":port" cut off,
+// Its HCM uses scoped RDS: a Lua filter (see hostScopeFilter) turns the
+// :authority of each request into a scope key, the host lowercased and
+// without its port, or the wildcard host that serves it, and that key
 // selects one ScopedRouteConfiguration, which names the RouteConfiguration
 // of that host. Each host is then a resource of its own, so a change to one
 // host pushes one small route configuration instead of every plain-HTTP
-// host in one resource.
-func HTTPListener(opts Options) *envoy_config_listener_v3.Listener {
-	hcm := httpConnectionManager(HTTPListenerName)
+// host in one resource; only wildcard hosts, and exact hosts next to them,
+// are listed in the listener itself.
+func HTTPListener(opts Options, hosts []string) *envoy_config_listener_v3.Listener {
+	hcm := httpConnectionManager(HTTPListenerName, hostScopeFilter(hosts), cookieFilter())
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes{
 		ScopedRoutes: scopedRoutes(),
 	}
@@ -43,11 +46,9 @@ func HTTPListener(opts Options) *envoy_config_listener_v3.Listener {
 	}
 }
 
-// scopedRoutes configures SRDS for the plain-HTTP HCM. The key is the first
-// ":"-separated element of :authority (Envoy maps HTTP/1.1 Host to
-// :authority), so "example.com:8080" and "example.com" both select the scope
-// keyed "example.com". Scope keys compare as exact strings: there is no
-// wildcard, no fallback scope and no case folding.
+// scopedRoutes configures SRDS for the plain-HTTP HCM. The key is the
+// whole value of HostScopeHeader, which the Lua filter sets before it
+// clears the route cache, so that Envoy computes the key again from it.
 func scopedRoutes() *envoy_filter_network_http_connection_manager_v3.ScopedRoutes {
 	return &envoy_filter_network_http_connection_manager_v3.ScopedRoutes{
 		Name: HTTPListenerName,
@@ -55,11 +56,7 @@ func scopedRoutes() *envoy_filter_network_http_connection_manager_v3.ScopedRoute
 			Fragments: []*envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder{{
 				Type: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_{
 					HeaderValueExtractor: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor{
-						Name:             ":authority",
-						ElementSeparator: ":",
-						ExtractType: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_Index{
-							Index: 0,
-						},
+						Name: HostScopeHeader,
 					},
 				},
 			}},
@@ -121,6 +118,7 @@ func HTTPSFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.Filt
 	fc := &envoy_config_listener_v3.FilterChain{
 		Name: svh.FQDN,
 		FilterChainMatch: &envoy_config_listener_v3.FilterChainMatch{
+			// Envoy matches "*.example.com" too, and prefers an exact name.
 			ServerNames: []string{svh.FQDN},
 		},
 	}
@@ -132,13 +130,13 @@ func HTTPSFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.Filt
 		// Without termination the only thing to match on is the ClientHello,
 		// so require one: a plaintext connection must not reach the backend.
 		fc.FilterChainMatch.TransportProtocol = "tls"
-		fc.Filters = []*envoy_config_listener_v3.Filter{tcpProxyFilter(svh.TCPProxy.Cluster.Name)}
+		fc.Filters = tcpProxyFilters(svh.TCPProxy)
 	case svh.TCPProxy != nil:
 		if svh.TCPProxy.Cluster == nil || svh.Secret == nil {
 			return nil
 		}
 		fc.TransportSocket = downstreamTLSSocket(svh, nil)
-		fc.Filters = []*envoy_config_listener_v3.Filter{tcpProxyFilter(svh.TCPProxy.Cluster.Name)}
+		fc.Filters = tcpProxyFilters(svh.TCPProxy)
 	default:
 		if svh.Secret == nil || (svh.Authorization != nil && svh.Authorization.Cluster == nil) {
 			return nil
@@ -154,10 +152,19 @@ func HTTPSFilterChain(svh *dag.SecureVirtualHost) *envoy_config_listener_v3.Filt
 // host, so its filter chain names its one route configuration directly.
 func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager {
 	var filters []*envoy_filter_network_http_connection_manager_v3.HttpFilter
+	if svh.JWT != nil {
+		// Verified before ext_authz, which may then read the token's
+		// claims.
+		filters = append(filters, jwtFilter(svh))
+	}
 	if svh.Authorization != nil {
 		filters = append(filters, extAuthzFilter(svh.Authorization))
 	}
+	if hostRewritesCookies(svh.Routes) {
+		filters = append(filters, cookieFilter())
+	}
 	hcm := httpConnectionManager(HTTPSListenerName, filters...)
+	forwardClientCert(hcm, svh.ClientAuth)
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_Rds{
 		Rds: &envoy_filter_network_http_connection_manager_v3.Rds{
 			ConfigSource:    adsConfigSource(),
@@ -165,18 +172,6 @@ func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_ht
 		},
 	}
 	return hcm
-}
-
-// tcpProxyFilter forwards the connection to a cluster.
-func tcpProxyFilter(cluster string) *envoy_config_listener_v3.Filter {
-	cfg := &envoy_filter_network_tcp_proxy_v3.TcpProxy{
-		StatPrefix:       HTTPSListenerName,
-		ClusterSpecifier: &envoy_filter_network_tcp_proxy_v3.TcpProxy_Cluster{Cluster: cluster},
-	}
-	return &envoy_config_listener_v3.Filter{
-		Name:       filterTCPProxy,
-		ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(cfg)},
-	}
 }
 
 func socketAddress(address string, port uint32) *envoy_config_core_v3.Address {

@@ -1,6 +1,7 @@
 package translator
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -8,7 +9,10 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_access_logger_stream_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	envoy_filter_http_cors_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	envoy_filter_http_ext_authz_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	envoy_filter_http_local_ratelimit_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
+	envoy_filter_http_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	envoy_filter_http_router_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	envoy_filter_listener_tls_inspector_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -25,6 +29,21 @@ func ads() *envoy_config_core_v3.ConfigSource {
 		ResourceApiVersion:    envoy_config_core_v3.ApiVersion_V3,
 		ConfigSourceSpecifier: &envoy_config_core_v3.ConfigSource_Ads{Ads: &envoy_config_core_v3.AggregatedConfigSource{}},
 	}
+}
+
+// wantPolicyFilters are the traffic-policy filters every HCM starts with,
+// all without rules of their own.
+func wantPolicyFilters() []*envoy_filter_network_http_connection_manager_v3.HttpFilter {
+	return []*envoy_filter_network_http_connection_manager_v3.HttpFilter{{
+		Name:       "envoy.filters.http.rbac",
+		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{TypedConfig: toAny(&envoy_filter_http_rbac_v3.RBAC{})},
+	}, {
+		Name:       "envoy.filters.http.local_ratelimit",
+		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{TypedConfig: toAny(&envoy_filter_http_local_ratelimit_v3.LocalRateLimit{StatPrefix: "vhost_rate_limit"})},
+	}, {
+		Name:       "envoy.filters.http.cors",
+		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{TypedConfig: toAny(&envoy_filter_http_cors_v3.Cors{})},
+	}}
 }
 
 // wantHCM spells out the HCM settings both listeners share, so that a
@@ -46,12 +65,13 @@ func wantHCM(statPrefix string, filters ...*envoy_filter_network_http_connection
 			Name:       "envoy.access_loggers.stdout",
 			ConfigType: &envoy_config_accesslog_v3.AccessLog_TypedConfig{TypedConfig: toAny(&envoy_access_logger_stream_v3.StdoutAccessLog{})},
 		}},
-		HttpFilters: append(filters, router),
+		HttpFilters: slices.Concat(wantPolicyFilters(), filters, []*envoy_filter_network_http_connection_manager_v3.HttpFilter{router}),
 	}
 }
 
 func TestHTTPListener(t *testing.T) {
-	hcm := wantHCM("ingress_http")
+	// The Lua filter's behaviour is TestHostScopeScript's.
+	hcm := wantHCM("ingress_http", hostScopeFilter([]string{"a.example.com"}), cookieFilter())
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes{
 		ScopedRoutes: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes{
 			Name: "ingress_http",
@@ -59,9 +79,7 @@ func TestHTTPListener(t *testing.T) {
 				Fragments: []*envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder{{
 					Type: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_{
 						HeaderValueExtractor: &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor{
-							Name:             ":authority",
-							ElementSeparator: ":",
-							ExtractType:      &envoy_filter_network_http_connection_manager_v3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder_HeaderValueExtractor_Index{Index: 0},
+							Name: "x-switchyard-host-scope",
 						},
 					},
 				}},
@@ -84,7 +102,7 @@ func TestHTTPListener(t *testing.T) {
 	}
 	opts := DefaultOptions()
 	opts.ListenAddress, opts.HTTPPort = "127.0.0.1", 80
-	got := HTTPListener(opts)
+	got := HTTPListener(opts, []string{"a.example.com"})
 	if d := diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}

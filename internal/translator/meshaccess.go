@@ -5,7 +5,6 @@ import (
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_config_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	envoy_filter_http_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
-	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	envoy_filter_network_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/rbac/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -15,9 +14,12 @@ import (
 
 // The node proxy enforces TrafficTargets with Envoy's RBAC filters: the
 // caller is the connection's peer address (direct_remote_ip), the pod IP
-// of a workload that reached its node's proxy directly.
+// of a workload that reached its node's proxy directly. On HTTP ports the
+// HCM's own RBAC filter (policyFilters), which enforces nothing itself,
+// carries them: each virtual host whose Service has targets brings its
+// own rules (meshVirtualHostRBAC), so that an open Service on the same
+// port stays open.
 const (
-	filterHTTPRBAC    = "envoy.filters.http.rbac"
 	filterNetworkRBAC = "envoy.filters.network.rbac"
 	// meshPolicyName names the one policy: the TrafficTargets' sources.
 	meshPolicyName = "traffic-targets"
@@ -46,26 +48,13 @@ func meshRBAC(a *dag.MeshAccess) *envoy_config_rbac_v3.RBAC {
 	return rules
 }
 
-// meshHTTPRBACFilter is the HTTP RBAC filter of a node proxy's HTTP
-// listener. It enforces nothing itself (no rules): each virtual host
-// whose Service has targets brings its own (meshVirtualHostRBAC), so that
-// an open Service on the same port stays open.
-func meshHTTPRBACFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return &envoy_filter_network_http_connection_manager_v3.HttpFilter{
-		Name: filterHTTPRBAC,
-		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{
-			TypedConfig: toAny(&envoy_filter_http_rbac_v3.RBAC{}),
-		},
-	}
-}
-
 // meshVirtualHostRBAC is the per-virtual-host RBAC of a Service with
 // targets, nil for an open one.
 func meshVirtualHostRBAC(a *dag.MeshAccess) map[string]*anypb.Any {
 	if a == nil {
 		return nil
 	}
-	return map[string]*anypb.Any{filterHTTPRBAC: toAny(&envoy_filter_http_rbac_v3.RBACPerRoute{
+	return map[string]*anypb.Any{filterRBAC: toAny(&envoy_filter_http_rbac_v3.RBACPerRoute{
 		Rbac: &envoy_filter_http_rbac_v3.RBAC{Rules: meshRBAC(a)},
 	})}
 }

@@ -98,7 +98,7 @@ func meshPortOf(ms *dag.MeshService, port int32) dag.MeshPort {
 
 func meshHTTPListener(port int32, opts Options) *envoy_config_listener_v3.Listener {
 	name := MeshNodeListenerName(port)
-	hcm := httpConnectionManager(name, meshHTTPRBACFilter())
+	hcm := httpConnectionManager(name)
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_Rds{
 		Rds: &envoy_filter_network_http_connection_manager_v3.Rds{ConfigSource: adsConfigSource(), RouteConfigName: name},
 	}

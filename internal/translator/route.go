@@ -2,6 +2,7 @@ package translator
 
 import (
 	"cmp"
+	"strings"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -33,7 +34,9 @@ func HTTPRouteConfig(vh *dag.VirtualHost) *envoy_config_route_v3.RouteConfigurat
 			routes = append(routes, rt)
 		}
 	}
-	return ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, nil), vh.Proxy)
+	rc := ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, hostPolicyConfigs(vh)), vh.Proxy)
+	rc.RequestHeadersToRemove = []string{HostScopeHeader}
+	return rc
 }
 
 // HTTPSRouteConfig returns the route configuration of a secure virtual
@@ -64,18 +67,27 @@ func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteCo
 			},
 		})}
 	}
-	return ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, perFilter), svh.Proxy)
+	return ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, mergeConfigs(perFilter, hostPolicyConfigs(&svh.VirtualHost))), svh.Proxy)
 }
 
 // routeConfig wraps the routes of one host. The virtual host answers for
 // the bare name and for the name with any port, since clients send the
 // port in Host whenever it is not the scheme's default.
+//
+// A wildcard host answers for every name: its listener (SNI, scope key or
+// gRPC target) already picked it, and each of its routes matches
+// :authority against one label and the domain, which Envoy's "*.domain"
+// (any number of labels, no port) cannot express.
 func routeConfig(name, fqdn string, routes []*envoy_config_route_v3.Route, perFilter map[string]*anypb.Any) *envoy_config_route_v3.RouteConfiguration {
+	domains := []string{fqdn, fqdn + ":*"}
+	if strings.HasPrefix(fqdn, "*.") {
+		domains = []string{"*"}
+	}
 	return &envoy_config_route_v3.RouteConfiguration{
 		Name: name,
 		VirtualHosts: []*envoy_config_route_v3.VirtualHost{{
 			Name:                 fqdn,
-			Domains:              []string{fqdn, fqdn + ":*"},
+			Domains:              domains,
 			Routes:               routes,
 			TypedPerFilterConfig: perFilter,
 		}},
@@ -107,7 +119,10 @@ func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 			rt.Action = noBackendResponse()
 			break
 		}
-		if hostRewrite = cmp.Or(r.HostRewrite, hostRewrite); hostRewrite != "" {
+		switch hostRewrite = cmp.Or(r.HostRewrite, hostRewrite); {
+		case r.HostRewriteHeader != "":
+			action.HostRewriteSpecifier = &envoy_config_route_v3.RouteAction_HostRewriteHeader{HostRewriteHeader: r.HostRewriteHeader}
+		case hostRewrite != "":
 			action.HostRewriteSpecifier = &envoy_config_route_v3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: hostRewrite}
 		}
 		rt.Action = &envoy_config_route_v3.Route_Route{Route: action}
@@ -122,6 +137,10 @@ func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	rt.ResponseHeadersToAdd, rt.ResponseHeadersToRemove, _ = headerOps(r.ResponseHeaders)
 	if authz {
 		rt.TypedPerFilterConfig = extAuthzPerRoute(r)
+	}
+	rt.TypedPerFilterConfig = routePolicyConfigs(r, rt.TypedPerFilterConfig)
+	if r.Forward != nil {
+		rt.TypedPerFilterConfig = withCookies(rt.TypedPerFilterConfig, r.CookieRewrites)
 	}
 	return rt
 }

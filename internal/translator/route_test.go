@@ -324,6 +324,8 @@ func TestHTTPRouteConfig(t *testing.T) {
 	vh := &dag.VirtualHost{FQDN: "a.com", Routes: []*dag.Route{secure, nil, {Name: "no action"}}}
 	want := &envoy_config_route_v3.RouteConfiguration{
 		Name: "http/a.com",
+		// The scope key is Switchyard's, not the backend's business.
+		RequestHeadersToRemove: []string{"x-switchyard-host-scope"},
 		VirtualHosts: []*envoy_config_route_v3.VirtualHost{{
 			Name:    "a.com",
 			Domains: []string{"a.com", "a.com:*"},

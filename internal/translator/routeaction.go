@@ -25,11 +25,12 @@ func routeAction(r *dag.Route) *envoy_config_route_v3.RouteAction {
 	case f.Cluster != nil:
 		a.ClusterSpecifier = &envoy_config_route_v3.RouteAction_Cluster{Cluster: f.Cluster.Name}
 	case len(f.Weighted) > 0:
-		a.ClusterSpecifier = &envoy_config_route_v3.RouteAction_WeightedClusters{WeightedClusters: weightedClusters(f.Weighted)}
+		a.ClusterSpecifier = &envoy_config_route_v3.RouteAction_WeightedClusters{WeightedClusters: weightedClusters(f.Weighted, r.CookieRewrites)}
 	default:
 		return nil
 	}
 	a.RequestMirrorPolicies = mirrorPolicies(f.Mirrors)
+	a.InternalRedirectPolicy = internalRedirectPolicy(r.InternalRedirect)
 	if r.PrefixRewrite != "" {
 		a.PrefixRewrite = r.PrefixRewrite
 	}
@@ -46,7 +47,7 @@ func routeAction(r *dag.Route) *envoy_config_route_v3.RouteAction {
 // only does this when a service has its own header policy (site/architecture.md,
 // decision 2); otherwise the services share one cluster and the split
 // happens in its locality weights.
-func weightedClusters(ws []dag.WeightedCluster) *envoy_config_route_v3.WeightedCluster {
+func weightedClusters(ws []dag.WeightedCluster, routeCookies []dag.CookieRewrite) *envoy_config_route_v3.WeightedCluster {
 	out := &envoy_config_route_v3.WeightedCluster{}
 	for _, w := range ws {
 		if w.Cluster == nil {
@@ -62,6 +63,7 @@ func weightedClusters(ws []dag.WeightedCluster) *envoy_config_route_v3.WeightedC
 		if host = cmp.Or(w.HostRewrite, host); host != "" {
 			cw.HostRewriteSpecifier = &envoy_config_route_v3.WeightedCluster_ClusterWeight_HostRewriteLiteral{HostRewriteLiteral: host}
 		}
+		cw.TypedPerFilterConfig = withCookies(nil, mergeCookies(routeCookies, w.CookieRewrites))
 		out.Clusters = append(out.Clusters, cw)
 	}
 	return out

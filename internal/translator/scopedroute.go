@@ -7,13 +7,12 @@ import (
 )
 
 // ScopedRoute returns the SRDS scope of a plain-HTTP virtual host: requests
-// whose :authority (without port) equals the host's FQDN use the route
-// configuration HTTPRouteName(fqdn).
+// whose HostScopeHeader equals the host's FQDN (the :authority lowercased,
+// without its port, or the wildcard that serves it; see hostScopeFilter)
+// use the route configuration HTTPRouteName(fqdn).
 //
 // Scope and route configuration share one name so that the pair can be
-// found from either side. Keys compare as exact, case-sensitive strings,
-// which is why the DAG lowercases FQDNs; a client that sends an uppercase
-// Host matches no scope and gets a 404.
+// found from either side.
 func ScopedRoute(vh *dag.VirtualHost) *envoy_config_route_v3.ScopedRouteConfiguration {
 	name := HTTPRouteName(vh.FQDN)
 	return &envoy_config_route_v3.ScopedRouteConfiguration{
@@ -25,4 +24,14 @@ func ScopedRoute(vh *dag.VirtualHost) *envoy_config_route_v3.ScopedRouteConfigur
 			}},
 		},
 	}
+}
+
+// plainHosts returns the FQDNs of the plain-HTTP virtual hosts, which
+// HTTPListener needs for its wildcard tables.
+func plainHosts(vhs []*dag.VirtualHost) []string {
+	out := make([]string, 0, len(vhs))
+	for _, vh := range uniqueVirtualHosts(vhs) {
+		out = append(out, vh.FQDN)
+	}
+	return out
 }

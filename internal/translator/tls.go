@@ -2,6 +2,7 @@ package translator
 
 import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	envoy_type_matcher_v3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
@@ -24,13 +25,42 @@ func downstreamTLSSocket(svh *dag.SecureVirtualHost, alpn []string) *envoy_confi
 			AlpnProtocols:                  alpn,
 		},
 	}
-	if svh.ClientCA != nil {
+	switch {
+	case svh.ClientAuth != nil:
+		clientAuth(ctx, svh)
+	case svh.ClientCA != nil:
 		ctx.CommonTlsContext.ValidationContextType = &envoy_transport_socket_tls_v3.CommonTlsContext_ValidationContextSdsSecretConfig{
 			ValidationContextSdsSecretConfig: sdsSecret(svh.ClientCA.Name),
 		}
 		ctx.RequireClientCertificate = boolValue(true)
 	}
 	return tlsTransportSocket(ctx)
+}
+
+// clientAuth sets the client certificate options beyond a plain CA. They
+// live in a static validation context, which Envoy merges with the CA's
+// from SDS when there is one (combined_validation_context); the
+// revocation lists are public, so they travel inline.
+func clientAuth(ctx *envoy_transport_socket_tls_v3.DownstreamTlsContext, svh *dag.SecureVirtualHost) {
+	a := svh.ClientAuth
+	vc := &envoy_transport_socket_tls_v3.CertificateValidationContext{OnlyVerifyLeafCertCrl: a.CRLLeafOnly}
+	if a.SkipVerify {
+		vc.TrustChainVerification = envoy_transport_socket_tls_v3.CertificateValidationContext_ACCEPT_UNTRUSTED
+	}
+	if a.CRL != nil {
+		vc.Crl = inlineBytes(a.CRL)
+	}
+	if svh.ClientCA != nil {
+		ctx.CommonTlsContext.ValidationContextType = &envoy_transport_socket_tls_v3.CommonTlsContext_CombinedValidationContext{
+			CombinedValidationContext: &envoy_transport_socket_tls_v3.CommonTlsContext_CombinedCertificateValidationContext{
+				DefaultValidationContext:         vc,
+				ValidationContextSdsSecretConfig: sdsSecret(svh.ClientCA.Name),
+			},
+		}
+	} else {
+		ctx.CommonTlsContext.ValidationContextType = &envoy_transport_socket_tls_v3.CommonTlsContext_ValidationContext{ValidationContext: vc}
+	}
+	ctx.RequireClientCertificate = boolValue(!a.Optional)
 }
 
 // upstreamTLSSocket originates TLS to a cluster's backends. With
@@ -41,21 +71,34 @@ func downstreamTLSSocket(svh *dag.SecureVirtualHost, alpn []string) *envoy_confi
 // merges with the SDS one (validation_context_type is a oneof, so the SDS
 // config cannot be set next to a plain validation context).
 func upstreamTLSSocket(spec *dag.ClusterSpec) *envoy_config_core_v3.TransportSocket {
+	return tlsTransportSocket(upstreamTLSContext(spec))
+}
+
+// upstreamTLSContext is the UpstreamTlsContext of upstreamTLSSocket.
+func upstreamTLSContext(spec *dag.ClusterSpec) *envoy_transport_socket_tls_v3.UpstreamTlsContext {
 	common := &envoy_transport_socket_tls_v3.CommonTlsContext{}
 	if spec.Protocol == "h2" {
 		common.AlpnProtocols = []string{"h2"}
 	}
 	ctx := &envoy_transport_socket_tls_v3.UpstreamTlsContext{CommonTlsContext: common}
+	if spec.ClientCertificate != "" {
+		common.TlsCertificateSdsSecretConfigs = []*envoy_transport_socket_tls_v3.SdsSecretConfig{sdsSecret(spec.ClientCertificate)}
+	}
 	if tls := spec.UpstreamTLS; tls != nil {
 		ctx.Sni = tls.SubjectName
+		names := tls.SubjectNames
+		if len(names) == 0 && tls.SubjectName != "" {
+			names = []string{tls.SubjectName}
+		}
+		// Envoy accepts a certificate that matches any one of the matchers.
 		var sans []*envoy_transport_socket_tls_v3.SubjectAltNameMatcher
-		if tls.SubjectName != "" {
-			sans = []*envoy_transport_socket_tls_v3.SubjectAltNameMatcher{{
+		for _, n := range names {
+			sans = append(sans, &envoy_transport_socket_tls_v3.SubjectAltNameMatcher{
 				SanType: envoy_transport_socket_tls_v3.SubjectAltNameMatcher_DNS,
 				Matcher: &envoy_type_matcher_v3.StringMatcher{
-					MatchPattern: &envoy_type_matcher_v3.StringMatcher_Exact{Exact: tls.SubjectName},
+					MatchPattern: &envoy_type_matcher_v3.StringMatcher_Exact{Exact: n},
 				},
-			}}
+			})
 		}
 		if tls.CASecret != "" {
 			common.ValidationContextType = &envoy_transport_socket_tls_v3.CommonTlsContext_CombinedValidationContext{
@@ -70,7 +113,7 @@ func upstreamTLSSocket(spec *dag.ClusterSpec) *envoy_config_core_v3.TransportSoc
 			}
 		}
 	}
-	return tlsTransportSocket(ctx)
+	return ctx
 }
 
 func tlsTransportSocket(ctx proto.Message) *envoy_config_core_v3.TransportSocket {
@@ -95,5 +138,22 @@ func tlsVersion(v string, def envoy_transport_socket_tls_v3.TlsParameters_TlsPro
 		return envoy_transport_socket_tls_v3.TlsParameters_TLSv1_3
 	default:
 		return def
+	}
+}
+
+// forwardClientCert has the HCM replace any x-forwarded-client-cert a
+// client sent with the details of its verified certificate.
+func forwardClientCert(hcm *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager, a *dag.ClientAuth) {
+	if a == nil || a.Forward == nil {
+		return
+	}
+	f := a.Forward
+	hcm.ForwardClientCertDetails = envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_SANITIZE_SET
+	hcm.SetCurrentClientCertDetails = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_SetCurrentClientCertDetails{
+		Subject: boolValue(f.Subject),
+		Cert:    f.Cert,
+		Chain:   f.Chain,
+		Dns:     f.DNS,
+		Uri:     f.URI,
 	}
 }

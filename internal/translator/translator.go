@@ -88,7 +88,7 @@ func Envoy(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 	}
 	res := &Resources{}
 
-	res.Listeners = append(res.Listeners, HTTPListener(opts))
+	res.Listeners = append(res.Listeners, HTTPListener(opts, plainHosts(d.VirtualHosts)))
 	if l := HTTPSListener(d.SecureVirtualHosts, opts); l != nil {
 		res.Listeners = append(res.Listeners, l)
 	}
@@ -101,6 +101,7 @@ func Envoy(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 		if rc := HTTPSRouteConfig(svh); rc != nil {
 			res.Routes = append(res.Routes, rc)
 		}
+		res.Clusters = append(res.Clusters, JWKSClusters(svh, opts)...)
 	}
 
 	for _, c := range d.Clusters {

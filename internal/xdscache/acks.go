@@ -8,7 +8,10 @@ import (
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Acks records, for every open stream, which version of each resource its
@@ -33,9 +36,11 @@ type Acks struct {
 // streamAcks is what one stream's node holds, per type.
 type streamAcks struct {
 	node  string
-	group Group
-	mu    sync.Mutex
-	types map[string]*typeAcks
+	group xdsres.Group
+	// gateway is the gateway the node names, "" for none (gateways.go).
+	gateway string
+	mu      sync.Mutex
+	types   map[string]*typeAcks
 }
 
 // typeAcks is one stream's state for one type.
@@ -91,11 +96,11 @@ func (a *Acks) signal() {
 
 // lock returns a stream's state for a type, creating both as needed, with
 // the stream's lock held; the caller calls unlock.
-func (a *Acks) lock(k streamKey, node string, g Group, typeURL string) (ta *typeAcks, known bool, unlock func()) {
+func (a *Acks) lock(k streamKey, node *envoy_config_core_v3.Node, g xdsres.Group, typeURL string) (ta *typeAcks, known bool, unlock func()) {
 	a.mu.Lock()
 	st := a.streams[k]
 	if st == nil {
-		st = &streamAcks{node: node, group: g, types: map[string]*typeAcks{}}
+		st = &streamAcks{node: node.GetId(), group: g, gateway: GatewayOf(node), types: map[string]*typeAcks{}}
 		a.streams[k] = st
 	}
 	a.mu.Unlock()
@@ -110,8 +115,8 @@ func (a *Acks) lock(k streamKey, node string, g Group, typeURL string) (ta *type
 }
 
 // sotwRequest records what a state-of-the-world request says.
-func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DiscoveryRequest) {
-	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+func (a *Acks) sotwRequest(k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DiscoveryRequest) {
+	ta, _, unlock := a.lock(k, req.GetNode(), g, req.GetTypeUrl())
 	defer unlock()
 	names := req.GetResourceNames()
 	ta.wildcard = slices.Contains(names, "*") || (len(names) == 0 && legacyWildcard(req.GetTypeUrl()))
@@ -122,8 +127,8 @@ func (a *Acks) sotwRequest(k streamKey, g Group, req *envoy_service_discovery_v3
 }
 
 // deltaRequest records what an incremental request says.
-func (a *Acks) deltaRequest(k streamKey, g Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) {
-	ta, known, unlock := a.lock(k, req.GetNode().GetId(), g, req.GetTypeUrl())
+func (a *Acks) deltaRequest(k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest) {
+	ta, known, unlock := a.lock(k, req.GetNode(), g, req.GetTypeUrl())
 	defer unlock()
 	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
 	switch {
@@ -196,7 +201,7 @@ func (ta *typeAcks) reject(versions map[string]string, detail string) {
 
 // sotwSent records a state-of-the-world response. out is what the cache
 // attached to it (sotwReply); a response from elsewhere is ignored.
-func (a *Acks) sotwSent(ctx context.Context, k streamKey, g Group, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
+func (a *Acks) sotwSent(ctx context.Context, k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DiscoveryRequest, resp *envoy_service_discovery_v3.DiscoveryResponse) {
 	out, _ := ctx.Value(sentKey{}).(*sotwSent)
 	if out == nil {
 		return
@@ -208,18 +213,18 @@ func (a *Acks) sotwSent(ctx context.Context, k streamKey, g Group, req *envoy_se
 			versions[n] = out.returned[n]
 		}
 	}
-	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode(), g, resp.GetTypeUrl())
 	defer unlock()
 	ta.inflight = &sent{nonce: resp.GetNonce(), versions: versions}
 }
 
 // deltaSent records an incremental response.
-func (a *Acks) deltaSent(k streamKey, g Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
+func (a *Acks) deltaSent(k streamKey, g xdsres.Group, req *envoy_service_discovery_v3.DeltaDiscoveryRequest, resp *envoy_service_discovery_v3.DeltaDiscoveryResponse) {
 	versions := make(map[string]string, len(resp.GetResources()))
 	for _, r := range resp.GetResources() {
 		versions[r.GetName()] = r.GetVersion()
 	}
-	ta, _, unlock := a.lock(k, req.GetNode().GetId(), g, resp.GetTypeUrl())
+	ta, _, unlock := a.lock(k, req.GetNode(), g, resp.GetTypeUrl())
 	defer unlock()
 	ta.inflight = &sent{nonce: resp.GetNonce(), versions: versions, removed: resp.GetRemovedResources()}
 }

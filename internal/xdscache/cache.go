@@ -13,14 +13,10 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-)
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
-// Change replaces one resource, or deletes it when Resource is nil.
-type Change struct {
-	TypeURL  string
-	Name     string
-	Resource *Resource
-}
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
+)
 
 // Cache is the set of resources of every group, with the open watches of
 // every connected stream. It implements go-control-plane's cache.Cache.
@@ -33,12 +29,14 @@ type Change struct {
 // rejected config in a tight loop (go-control-plane issue 962).
 type Cache struct {
 	mu     sync.Mutex
-	groups map[Group]map[string]*typeState
+	groups map[xdsres.Group]map[string]*typeState
 	// epoch counts updates, to age handoffs.
 	epoch uint64
+	// gw holds the caches of further gateways (gateways.go).
+	gw gateways
 	// dropped, when set, hears of every response a stream's buffer had no
 	// room for; it is called with mu held.
-	dropped func(g Group, node *envoy_config_core_v3.Node, typeURL string)
+	dropped func(g xdsres.Group, node *envoy_config_core_v3.Node, typeURL string)
 }
 
 var _ cache.Cache = (*Cache)(nil)
@@ -46,9 +44,9 @@ var _ cache.Cache = (*Cache)(nil)
 // typeState is one group's resources of one type and the watches on them.
 type typeState struct {
 	owner     *Cache
-	group     Group
+	group     xdsres.Group
 	typeURL   string
-	resources map[string]*Resource
+	resources map[string]*xdsres.Resource
 	// setHash is an order-independent hash of every (name, version),
 	// updated in O(1) per change; it is the type's version.
 	setHash uint64
@@ -60,22 +58,28 @@ type typeState struct {
 	// stream's generation from a watch to the next.
 	changes changeLog
 	handoff map[unsafe.Pointer]handoff
+	// wildcardAliases answers names only a wildcard listener serves (see
+	// lookup); aliases holds those built.
+	wildcardAliases bool
+	aliases         map[string]aliasEntry
 }
 
 // New returns an empty cache.
 func New() *Cache {
-	c := &Cache{groups: map[Group]map[string]*typeState{}}
-	for _, g := range Groups {
+	c := &Cache{groups: map[xdsres.Group]map[string]*typeState{}}
+	for _, g := range xdsres.Groups {
 		c.groups[g] = map[string]*typeState{}
-		for t := range allowedTypes[g] {
+		for t := range xdsres.AllowedTypes[g] {
 			c.groups[g][t] = &typeState{
 				owner:     c,
 				group:     g,
 				typeURL:   t,
-				resources: map[string]*Resource{},
+				resources: map[string]*xdsres.Resource{},
 				sotw:      map[*sotwWatch]struct{}{},
 				delta:     map[*deltaWatch]struct{}{},
 				handoff:   map[unsafe.Pointer]handoff{},
+
+				wildcardAliases: g == xdsres.GroupGRPC && t == resource.ListenerType,
 			}
 		}
 	}
@@ -96,7 +100,7 @@ func entryHash(name, version string) uint64 {
 // to the streams that watch it. A change whose version equals the current
 // one is dropped. Types outside the group's allowed set are an error and
 // nothing is applied.
-func (c *Cache) Update(g Group, changes []Change) error {
+func (c *Cache) Update(g xdsres.Group, changes []xdsres.Change) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	types, ok := c.groups[g]
@@ -121,7 +125,7 @@ func (c *Cache) Update(g Group, changes []Change) error {
 			changed[ch.TypeURL][ch.Name] = true
 		}
 	}
-	for _, t := range typeOrder {
+	for _, t := range xdsres.TypeOrder {
 		if names := changed[t]; len(names) > 0 {
 			types[t].notify(names)
 		}
@@ -130,7 +134,7 @@ func (c *Cache) Update(g Group, changes []Change) error {
 }
 
 // apply records one change and reports whether it changed anything.
-func (t *typeState) apply(ch Change) bool {
+func (t *typeState) apply(ch xdsres.Change) bool {
 	old, had := t.resources[ch.Name]
 	if ch.Resource == nil {
 		if !had {
@@ -156,10 +160,10 @@ func (t *typeState) apply(ch Change) bool {
 // Replace sets the complete resources of the given types of one group,
 // deleting what is not listed, and pushes the difference. Types not listed
 // keep their resources.
-func (c *Cache) Replace(g Group, byType map[string][]*Resource) error {
+func (c *Cache) Replace(g xdsres.Group, byType map[string][]*xdsres.Resource) error {
 	c.mu.Lock()
 	types := c.groups[g]
-	var changes []Change
+	var changes []xdsres.Change
 	for t, rs := range byType {
 		ts := types[t]
 		if ts == nil {
@@ -170,12 +174,12 @@ func (c *Cache) Replace(g Group, byType map[string][]*Resource) error {
 		for _, r := range rs {
 			keep[r.Name] = true
 			if old, ok := ts.resources[r.Name]; !ok || old.Version != r.Version {
-				changes = append(changes, Change{TypeURL: t, Name: r.Name, Resource: r})
+				changes = append(changes, xdsres.Change{TypeURL: t, Name: r.Name, Resource: r})
 			}
 		}
 		for name := range ts.resources {
 			if !keep[name] {
-				changes = append(changes, Change{TypeURL: t, Name: name})
+				changes = append(changes, xdsres.Change{TypeURL: t, Name: name})
 			}
 		}
 	}
@@ -184,14 +188,14 @@ func (c *Cache) Replace(g Group, byType map[string][]*Resource) error {
 }
 
 // Resources returns a group's resources of one type, sorted by name.
-func (c *Cache) Resources(g Group, typeURL string) []*Resource {
+func (c *Cache) Resources(g xdsres.Group, typeURL string) []*xdsres.Resource {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := c.groups[g][typeURL]
 	if ts == nil {
 		return nil
 	}
-	out := make([]*Resource, 0, len(ts.resources))
+	out := make([]*xdsres.Resource, 0, len(ts.resources))
 	for _, r := range ts.resources {
 		out = append(out, r)
 	}
@@ -200,7 +204,7 @@ func (c *Cache) Resources(g Group, typeURL string) []*Resource {
 }
 
 // Version returns the current version of a group's type.
-func (c *Cache) Version(g Group, typeURL string) string {
+func (c *Cache) Version(g xdsres.Group, typeURL string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ts := c.groups[g][typeURL]; ts != nil {
@@ -235,10 +239,18 @@ func (t *typeState) notify(changed map[string]bool) {
 // OnDropped sets what hears of a response dropped because a stream's
 // buffer was full (see send); Register counts and logs them. fn is called
 // with the cache's lock held and must not call back into the cache.
-func (c *Cache) OnDropped(fn func(g Group, node *envoy_config_core_v3.Node, typeURL string)) {
+func (c *Cache) OnDropped(fn func(g xdsres.Group, node *envoy_config_core_v3.Node, typeURL string)) {
 	c.mu.Lock()
 	c.dropped = fn
+	subs := make([]*Cache, 0, len(c.gw.byName))
+	for _, sub := range c.gw.byName {
+		subs = append(subs, sub)
+	}
 	c.mu.Unlock()
+	// A further gateway's streams are the same server's streams.
+	for _, sub := range subs {
+		sub.OnDropped(fn)
+	}
 }
 
 // Fetch is not supported: Switchyard serves streams only.
@@ -248,7 +260,7 @@ func (c *Cache) Fetch(context.Context, *cache.Request) (cache.Response, error) {
 
 // stateFor returns the state a node's stream reads, or nil when its group
 // does not receive the type (a gRPC client asking for Secrets, say).
-func (c *Cache) stateFor(g Group, typeURL string) *typeState {
+func (c *Cache) stateFor(g xdsres.Group, typeURL string) *typeState {
 	return c.groups[g][typeURL]
 }
 

@@ -15,22 +15,24 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 var envoyNode = &envoy_config_core_v3.Node{Id: "envoy-1", UserAgentName: "envoy"}
 
-func clusterRes(t *testing.T, name string, timeout time.Duration) *Resource {
+func clusterRes(t *testing.T, name string, timeout time.Duration) *xdsres.Resource {
 	t.Helper()
-	r, err := NewResource(&envoy_config_cluster_v3.Cluster{Name: name, ConnectTimeout: durationpb.New(timeout)})
+	r, err := xdsres.NewResource(&envoy_config_cluster_v3.Cluster{Name: name, ConnectTimeout: durationpb.New(timeout)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func claRes(t *testing.T, name string, weight uint32) *Resource {
+func claRes(t *testing.T, name string, weight uint32) *xdsres.Resource {
 	t.Helper()
-	r, err := NewResource(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name, Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{{Priority: weight}}})
+	r, err := xdsres.NewResource(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name, Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{{Priority: weight}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestSotwWildcardClusters(t *testing.T) {
 	if dr := s.request(s.last, false); dr != nil {
 		t.Fatalf("an up-to-date stream must not be answered, got %v", names(dr))
 	}
-	if err := c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}}); err != nil {
+	if err := c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
 	dr := s.poll()
@@ -120,16 +122,16 @@ func TestSotwWildcardClusters(t *testing.T) {
 		t.Fatalf("want [a], got %v", got)
 	}
 	s.request(s.last, false)
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "b", Resource: clusterRes(t, "b", time.Second)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "b", Resource: clusterRes(t, "b", time.Second)}})
 	if got := names(s.poll()); len(got) != 2 {
 		t.Fatalf("clusters are full state: want [a b], got %v", got)
 	}
 	s.request(s.last, false)
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
 	if dr := s.poll(); dr != nil {
 		t.Fatal("an update with an unchanged version must push nothing")
 	}
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a"}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a"}})
 	if got := names(s.poll()); len(got) != 1 || got[0] != "b" {
 		t.Fatalf("deletion is expressed by leaving a out: got %v", got)
 	}
@@ -137,7 +139,7 @@ func TestSotwWildcardClusters(t *testing.T) {
 
 func TestSotwEndpointsSendOnlyWhatChanged(t *testing.T) {
 	c := New()
-	_ = c.Update(GroupEnvoy, []Change{
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{
 		{TypeURL: resource.EndpointType, Name: "a", Resource: claRes(t, "a", 1)},
 		{TypeURL: resource.EndpointType, Name: "b", Resource: claRes(t, "b", 1)},
 		{TypeURL: resource.EndpointType, Name: "c", Resource: claRes(t, "c", 1)},
@@ -147,11 +149,11 @@ func TestSotwEndpointsSendOnlyWhatChanged(t *testing.T) {
 		t.Fatalf("want a and b, got %v", got)
 	}
 	s.request(s.last, false)
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.EndpointType, Name: "c", Resource: claRes(t, "c", 2)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.EndpointType, Name: "c", Resource: claRes(t, "c", 2)}})
 	if dr := s.poll(); dr != nil {
 		t.Fatal("a change to an unsubscribed resource must not be pushed")
 	}
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.EndpointType, Name: "b", Resource: claRes(t, "b", 2)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.EndpointType, Name: "b", Resource: claRes(t, "b", 2)}})
 	if got := names(s.poll()); len(got) != 1 || got[0] != "b" {
 		t.Fatalf("want only b, got %v", got)
 	}
@@ -162,7 +164,7 @@ func TestSotwEndpointsSendOnlyWhatChanged(t *testing.T) {
 
 func TestSotwNACKIsNotResent(t *testing.T) {
 	c := New()
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
 	s := newSotw(t, c, resource.ClusterType)
 	if dr := s.request("", false); dr == nil {
 		t.Fatal("no initial response")
@@ -171,7 +173,7 @@ func TestSotwNACKIsNotResent(t *testing.T) {
 	if dr := s.request("", true); dr != nil {
 		t.Fatal("a NACKed response must not be re-sent until the content changes")
 	}
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 2*time.Second)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 2*time.Second)}})
 	if dr := s.poll(); dr == nil {
 		t.Fatal("new content must be pushed after a NACK")
 	}
@@ -179,12 +181,12 @@ func TestSotwNACKIsNotResent(t *testing.T) {
 
 func TestSotwReconnectWithCurrentVersion(t *testing.T) {
 	c := New()
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
-	version := c.Version(GroupEnvoy, resource.ClusterType)
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
+	version := c.Version(xdsres.GroupEnvoy, resource.ClusterType)
 	// A restarted server builds the same content: the same version.
 	c2 := New()
-	_ = c2.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
-	if v := c2.Version(GroupEnvoy, resource.ClusterType); v != version {
+	_ = c2.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", time.Second)}})
+	if v := c2.Version(xdsres.GroupEnvoy, resource.ClusterType); v != version {
 		t.Fatalf("versions must come from content: %s vs %s", v, version)
 	}
 	s := newSotw(t, c2, resource.ClusterType)
@@ -200,7 +202,7 @@ func TestSotwReconnectWithCurrentVersion(t *testing.T) {
 func TestDeltaInitialVersions(t *testing.T) {
 	c := New()
 	a, b := clusterRes(t, "a", time.Second), clusterRes(t, "b", time.Second)
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: a}, {TypeURL: resource.ClusterType, Name: "b", Resource: b}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: a}, {TypeURL: resource.ClusterType, Name: "b", Resource: b}})
 	ch := make(chan cache.DeltaResponse, 1)
 	req := &envoy_service_discovery_v3.DeltaDiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType}
 	sub := stream.NewDeltaSubscription(nil, nil, map[string]string{"a": a.Version, "b": b.Version, "gone": "x"}, true)
@@ -219,7 +221,7 @@ func TestDeltaInitialVersions(t *testing.T) {
 	if _, err := c.CreateDeltaWatch(req, sub, ch); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "b", Resource: clusterRes(t, "b", 3*time.Second)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "b", Resource: clusterRes(t, "b", 3*time.Second)}})
 	resp = (<-ch).(*cache.DeltaPassthroughResponse)
 	if rs := resp.DeltaDiscoveryResponse.Resources; len(rs) != 1 || rs[0].Name != "b" {
 		t.Fatalf("want only b, got %v", rs)
@@ -230,7 +232,7 @@ func TestDeltaInitialVersions(t *testing.T) {
 }
 
 func TestGroupsAreIsolated(t *testing.T) {
-	if err := New().Update(GroupGRPC, []Change{{TypeURL: resource.SecretType, Name: "s"}}); err == nil {
+	if err := New().Update(xdsres.GroupGRPC, []xdsres.Change{{TypeURL: resource.SecretType, Name: "s"}}); err == nil {
 		t.Fatal("the grpc group must refuse secrets")
 	}
 	c := New()
@@ -249,21 +251,21 @@ func TestGroupsAreIsolated(t *testing.T) {
 
 func TestGroupOf(t *testing.T) {
 	meta := func(g string) *structpb.Struct {
-		s, _ := structpb.NewStruct(map[string]any{GroupMetadataKey: g})
+		s, _ := structpb.NewStruct(map[string]any{xdsres.GroupMetadataKey: g})
 		return s
 	}
 	cases := []struct {
 		node *envoy_config_core_v3.Node
-		want Group
+		want xdsres.Group
 	}{
-		{&envoy_config_core_v3.Node{UserAgentName: "envoy"}, GroupEnvoy},
-		{&envoy_config_core_v3.Node{UserAgentName: "gRPC Go"}, GroupGRPC},
-		{&envoy_config_core_v3.Node{UserAgentName: "gRPC Go", Metadata: meta("dns")}, GroupDNS},
-		{&envoy_config_core_v3.Node{Id: "coredns"}, GroupDNS},
-		{&envoy_config_core_v3.Node{Id: "coredns", UserAgentName: "gRPC Go"}, GroupGRPC},
-		{&envoy_config_core_v3.Node{Metadata: meta("bogus")}, GroupEnvoy},
-		{nil, GroupNone},
-		{&envoy_config_core_v3.Node{}, GroupNone},
+		{&envoy_config_core_v3.Node{UserAgentName: "envoy"}, xdsres.GroupEnvoy},
+		{&envoy_config_core_v3.Node{UserAgentName: "gRPC Go"}, xdsres.GroupGRPC},
+		{&envoy_config_core_v3.Node{UserAgentName: "gRPC Go", Metadata: meta("dns")}, xdsres.GroupDNS},
+		{&envoy_config_core_v3.Node{Id: "coredns"}, xdsres.GroupDNS},
+		{&envoy_config_core_v3.Node{Id: "coredns", UserAgentName: "gRPC Go"}, xdsres.GroupGRPC},
+		{&envoy_config_core_v3.Node{Metadata: meta("bogus")}, xdsres.GroupEnvoy},
+		{nil, xdsres.GroupNone},
+		{&envoy_config_core_v3.Node{}, xdsres.GroupNone},
 	}
 	for _, tc := range cases {
 		if got := GroupOf(tc.node); got != tc.want {

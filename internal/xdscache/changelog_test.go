@@ -8,6 +8,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
 
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // deltaStream mimics go-control-plane's delta server for one type: it
@@ -76,7 +78,7 @@ func TestDeltaNextWatchSeesChangesSinceResponse(t *testing.T) {
 	c := New()
 	update := func(name string, weight uint32) {
 		t.Helper()
-		if err := c.Update(GroupEnvoy, []Change{{TypeURL: resource.EndpointType, Name: name, Resource: claRes(t, name, weight)}}); err != nil {
+		if err := c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.EndpointType, Name: name, Resource: claRes(t, name, weight)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +109,7 @@ func TestDeltaNextWatchSeesChangesSinceResponse(t *testing.T) {
 	if dr := s.request(); dr != nil {
 		t.Fatalf("an up-to-date stream got %v", resourceNames(dr))
 	}
-	if err := c.Update(GroupEnvoy, []Change{{TypeURL: resource.EndpointType, Name: "c"}}); err != nil {
+	if err := c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.EndpointType, Name: "c"}}); err != nil {
 		t.Fatal(err)
 	}
 	if dr := s.poll(); dr == nil || len(dr.GetRemovedResources()) != 1 {
@@ -131,16 +133,16 @@ func TestDeltaNextWatchSeesChangesSinceResponse(t *testing.T) {
 // stream's last watch left is forgotten after two updates.
 func TestDeltaHandoffOfClosedStreamIsDropped(t *testing.T) {
 	c := New()
-	_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.EndpointType, Name: "a", Resource: claRes(t, "a", 1)}})
+	_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.EndpointType, Name: "a", Resource: claRes(t, "a", 1)}})
 	s := newDeltaStream(t, c, "a")
 	s.request()
 	s.cancel() // the stream closes
-	ts := c.groups[GroupEnvoy][resource.EndpointType]
+	ts := c.groups[xdsres.GroupEnvoy][resource.EndpointType]
 	if len(ts.handoff) != 1 {
 		t.Fatalf("%d handoffs, want the closed stream's", len(ts.handoff))
 	}
 	for i := range 2 {
-		_ = c.Update(GroupEnvoy, []Change{{TypeURL: resource.EndpointType, Name: "a", Resource: claRes(t, "a", uint32(i+2))}})
+		_ = c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.EndpointType, Name: "a", Resource: claRes(t, "a", uint32(i+2))}})
 	}
 	if len(ts.handoff) != 0 {
 		t.Fatalf("%d handoffs left after two updates", len(ts.handoff))

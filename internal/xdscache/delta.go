@@ -7,6 +7,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // deltaWatch is an open incremental request: parked, or answered and
@@ -25,6 +27,11 @@ type deltaWatch struct {
 // something (comparing with the versions it reported it holds, on a new
 // stream), or parks it until an update concerns it.
 func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription, ch chan cache.DeltaResponse) (func(), error) {
+	if gw, err := c.cacheFor(req.GetNode()); err != nil {
+		return func() {}, err
+	} else if gw != c {
+		return gw.CreateDeltaWatch(req, sub, ch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := c.stateFor(GroupOf(req.GetNode()), req.GetTypeUrl())
@@ -66,11 +73,12 @@ func (c *Cache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription
 // place (see deltaBuild); undo restores it when the response is not sent
 // after all.
 func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscription, changed map[string]bool) (cache.DeltaResponse, func()) {
+	changed = t.widen(changed)
 	full := changed == nil
 	returned := sub.ReturnedResources()
 	var updated, removed []string
 	check := func(name string) {
-		r, exists := t.resources[name]
+		r, exists := t.lookup(name)
 		v, had := returned[name]
 		switch {
 		case exists && (!had || v != r.Version):
@@ -86,9 +94,9 @@ func (t *typeState) deltaResponse(req *cache.DeltaRequest, sub cache.Subscriptio
 			}
 		}
 	} else {
-		t.eachInView(sub, func(name string, _ *Resource) { check(name) })
+		t.eachInView(sub, func(name string, _ *xdsres.Resource) { check(name) })
 		for name := range returned {
-			if _, exists := t.resources[name]; !exists {
+			if _, exists := t.lookup(name); !exists {
 				removed = append(removed, name)
 			}
 		}
@@ -127,7 +135,7 @@ func (t *typeState) deltaBuild(req *cache.DeltaRequest, returned map[string]stri
 	undo := make([]prior, 0, len(updated)+len(removed))
 	out := make([]*envoy_service_discovery_v3.Resource, 0, len(updated))
 	for _, name := range updated {
-		r := t.resources[name]
+		r, _ := t.lookup(name)
 		v, had := next[name]
 		undo = append(undo, prior{name, v, had})
 		next[name] = r.Version

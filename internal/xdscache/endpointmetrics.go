@@ -10,6 +10,8 @@ import (
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // endpointsDesc describes switchyard_endpoints.
@@ -58,7 +60,7 @@ func (e *EndpointCollector) Describe(ch chan<- *prometheus.Desc) { ch <- endpoin
 // while the resource list is copied; the counting reads immutable
 // resources.
 func (e *EndpointCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, r := range e.cache.Resources(GroupEnvoy, resource.EndpointType) {
+	for _, r := range e.cache.Resources(xdsres.GroupEnvoy, resource.EndpointType) {
 		cla, ok := r.Decoded().(*envoy_config_endpoint_v3.ClusterLoadAssignment)
 		if !ok {
 			continue

@@ -11,6 +11,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // locality is a LocalityLbEndpoints at a priority with one endpoint per
@@ -61,14 +63,14 @@ func TestEndpointCollector(t *testing.T) {
 		unhealthy = envoy_config_core_v3.HealthStatus_UNHEALTHY
 	)
 	c := New()
-	res := func(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) *Resource {
-		r, err := NewResource(cla)
+	res := func(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) *xdsres.Resource {
+		r, err := xdsres.NewResource(cla)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	envoy := []*Resource{
+	envoy := []*xdsres.Resource{
 		// Primary drained in one zone and healthy in another, standby ready.
 		res(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: "shop/api", Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{
 			locality(0, healthy, draining), locality(0, healthy), locality(1, healthy, healthy),
@@ -80,11 +82,11 @@ func TestEndpointCollector(t *testing.T) {
 		// No localities at all: nothing to report.
 		res(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: "shop/none"}),
 	}
-	if err := c.Replace(GroupEnvoy, map[string][]*Resource{resource.EndpointType: envoy}); err != nil {
+	if err := c.Replace(xdsres.GroupEnvoy, map[string][]*xdsres.Resource{resource.EndpointType: envoy}); err != nil {
 		t.Fatal(err)
 	}
-	dns := []*Resource{res(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: "api.shop", Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{locality(0, healthy)}})}
-	if err := c.Replace(GroupDNS, map[string][]*Resource{resource.EndpointType: dns}); err != nil {
+	dns := []*xdsres.Resource{res(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: "api.shop", Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{locality(0, healthy)}})}
+	if err := c.Replace(xdsres.GroupDNS, map[string][]*xdsres.Resource{resource.EndpointType: dns}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -108,7 +110,7 @@ func TestEndpointCollector(t *testing.T) {
 	drained := res(&envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: "shop/api", Endpoints: []*envoy_config_endpoint_v3.LocalityLbEndpoints{
 		locality(0, draining, draining), locality(1, healthy, healthy),
 	}})
-	if err := c.Replace(GroupEnvoy, map[string][]*Resource{resource.EndpointType: {drained}}); err != nil {
+	if err := c.Replace(xdsres.GroupEnvoy, map[string][]*xdsres.Resource{resource.EndpointType: {drained}}); err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(scrape(t, c), "\n")

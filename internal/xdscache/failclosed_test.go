@@ -16,6 +16,8 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestRequestWithoutNodeIsDenied: go-control-plane hands a stream that
@@ -49,7 +51,7 @@ func TestRequestWithoutNodeIsDenied(t *testing.T) {
 
 	// Behind the callbacks, the cache serves such a request nothing.
 	c := New()
-	if err := c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 1)}}); err != nil {
+	if err := c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	ch := make(chan cache.Response, 1)
@@ -72,7 +74,7 @@ func TestDroppedResponsesAreCountedAndLogged(t *testing.T) {
 	cb := newTestCallbacks(&logs)
 	c := New()
 	c.OnDropped(cb.dropped)
-	if err := c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 1)}}); err != nil {
+	if err := c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	full := make(chan cache.Response, 1)
@@ -105,6 +107,6 @@ func newTestCallbacks(logs *bytes.Buffer) *callbacks {
 	return &callbacks{
 		metrics: NewMetrics(nil),
 		log:     slog.New(slog.NewTextHandler(logs, nil)),
-		sotw:    map[int64]Group{}, delta: map[int64]Group{}, logged: map[string]bool{}, ctxs: map[streamKey]context.Context{},
+		sotw:    map[int64]xdsres.Group{}, delta: map[int64]xdsres.Group{}, logged: map[string]bool{}, ctxs: map[streamKey]context.Context{},
 	}
 }

@@ -7,32 +7,9 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
-
-// Group is a consumer group: the kind of client a node is, which decides
-// the shape of the resources it receives (site/architecture.md, decision 3).
-type Group string
-
-// The consumer groups. GroupNone is no group at all: what a request
-// without a node maps to, and what receives nothing.
-const (
-	GroupEnvoy Group = "envoy"
-	GroupGRPC  Group = "grpc"
-	GroupDNS   Group = "dns"
-	// GroupMesh is the mesh's node proxies: Envoys that receive the mesh
-	// Services' listeners and nothing of the ingress.
-	GroupMesh Group = "mesh"
-	GroupNone Group = ""
-)
-
-// Groups lists every group, in a fixed order.
-var Groups = []Group{GroupEnvoy, GroupGRPC, GroupDNS, GroupMesh}
-
-// GroupMetadataKey is the node metadata field that names a node's group.
-const GroupMetadataKey = "switchyard.dev/group"
-
-// DNSNodeID is the node id that, without metadata, marks a DNS balancer.
-const DNSNodeID = "coredns"
 
 // GroupOf maps a connecting node to its group: node metadata
 // switchyard.dev/group (envoy, grpc, dns or mesh) decides; else the user agent
@@ -41,26 +18,26 @@ const DNSNodeID = "coredns"
 // request without a node (go-control-plane hands one an empty node) is in
 // no group: Envoy's group receives private keys, so the default must not
 // cover a client that said nothing about itself.
-func GroupOf(node *envoy_config_core_v3.Node) Group {
+func GroupOf(node *envoy_config_core_v3.Node) xdsres.Group {
 	if !HasNode(node) {
-		return GroupNone
+		return xdsres.GroupNone
 	}
-	if v := node.GetMetadata().GetFields()[GroupMetadataKey]; v != nil {
-		switch g := Group(v.GetStringValue()); g {
-		case GroupEnvoy, GroupGRPC, GroupDNS, GroupMesh:
+	if v := node.GetMetadata().GetFields()[xdsres.GroupMetadataKey]; v != nil {
+		switch g := xdsres.Group(v.GetStringValue()); g {
+		case xdsres.GroupEnvoy, xdsres.GroupGRPC, xdsres.GroupDNS, xdsres.GroupMesh:
 			return g
 		}
 	}
 	switch ua := node.GetUserAgentName(); {
 	case ua == "envoy":
-		return GroupEnvoy
+		return xdsres.GroupEnvoy
 	case strings.HasPrefix(ua, "gRPC"):
-		return GroupGRPC
+		return xdsres.GroupGRPC
 	}
-	if node.GetId() == DNSNodeID {
-		return GroupDNS
+	if node.GetId() == xdsres.DNSNodeID {
+		return xdsres.GroupDNS
 	}
-	return GroupEnvoy
+	return xdsres.GroupEnvoy
 }
 
 // HasNode reports whether a request identified its node at all: nil and
@@ -68,19 +45,6 @@ func GroupOf(node *envoy_config_core_v3.Node) Group {
 // request has none) do not.
 func HasNode(node *envoy_config_core_v3.Node) bool {
 	return node != nil && proto.Size(node) > 0
-}
-
-// typeOrder is the order in which one update is pushed to a stream: what a
-// resource refers to goes out before it (secrets and clusters before the
-// listeners and routes that name them, clusters before their endpoints), so
-// Envoy does not briefly route to something it does not know yet.
-var typeOrder = []string{
-	resource.SecretType,
-	resource.ClusterType,
-	resource.EndpointType,
-	resource.ListenerType,
-	resource.ScopedRouteType,
-	resource.RouteType,
 }
 
 // fullState reports whether a state-of-the-world response of the type must
@@ -92,24 +56,4 @@ func fullState(typeURL string) bool {
 		return true
 	}
 	return false
-}
-
-// allowedTypes are the types each group may receive; Secrets go to Envoy
-// only, and DNS balancers get nothing but clusters and endpoints.
-var allowedTypes = map[Group]map[string]bool{
-	GroupEnvoy: {resource.SecretType: true, resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.ScopedRouteType: true, resource.RouteType: true},
-	GroupGRPC:  {resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.RouteType: true},
-	GroupDNS:   {resource.ClusterType: true, resource.EndpointType: true},
-	GroupMesh:  {resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.RouteType: true},
-}
-
-// TypesOf lists the types a group receives, in push order.
-func TypesOf(g Group) []string {
-	var out []string
-	for _, t := range typeOrder {
-		if allowedTypes[g][t] {
-			out = append(out, t)
-		}
-	}
-	return out
 }

@@ -5,6 +5,8 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // ClientMessageLimit is gRPC's default limit on a received message, 4 MiB.
@@ -26,13 +28,13 @@ func newOversized() *prometheus.CounterVec {
 // group, type and version, so that a configuration a client cannot take is
 // never dropped silently: the client closes its stream and reconnects, and
 // only the server can say why.
-func (cb *callbacks) oversized(g Group, node *envoy_config_core_v3.Node, typeURL, version string, size int) {
+func (cb *callbacks) oversized(g xdsres.Group, node *envoy_config_core_v3.Node, typeURL, version string, size int) {
 	if size <= ClientMessageLimit {
 		return
 	}
-	cb.metrics.Oversized.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+	cb.metrics.Oversized.WithLabelValues(string(g), xdsres.ShortType(typeURL)).Inc()
 	if cb.firstTime(fmt.Sprintf("oversized\x00%s\x00%s\x00%s", g, typeURL, version)) {
 		cb.log.Warn("xDS response larger than gRPC's default 4 MiB receive limit: clients that keep the default (grpc-go's xDS client among them) will reject it; split the virtual host, or raise the client's limit",
-			"group", g, "node", node.GetId(), "type", ShortType(typeURL), "version", version, "bytes", size)
+			"group", g, "node", node.GetId(), "type", xdsres.ShortType(typeURL), "version", version, "bytes", size)
 	}
 }

@@ -3,44 +3,13 @@ package xdscache
 import (
 	"fmt"
 	"sort"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
-
-// Programmed is what the data plane did with one object's configuration:
-// the Programmed condition of its status, beside Valid, which is what
-// Switchyard thinks of the object.
-type Programmed struct {
-	// Status is True, False or Unknown (metav1.ConditionStatus values).
-	Status  string
-	Reason  string
-	Message string
-}
-
-// The reasons of a Programmed condition.
-const (
-	// ReasonProgrammed: every connected node that receives the object's
-	// resources acknowledged their current versions.
-	ReasonProgrammed = "Programmed"
-	// ReasonRejected: a node NACKed a current version of one of them.
-	ReasonRejected = "Rejected"
-	// ReasonPending: some node has not acknowledged the current versions
-	// yet.
-	ReasonPending = "Pending"
-	// ReasonNoNodes: no connected node receives any of them.
-	ReasonNoNodes = "NoNodes"
-	// ReasonNotServed: the object has no resources to be served (it is
-	// invalid, say, or an included proxy no root includes).
-	ReasonNotServed = "NotServed"
-	// ReasonNoDataPlane: the status comes from something that serves no
-	// node (`switchyard render`).
-	ReasonNoDataPlane = "NoDataPlane"
-)
-
-// NoDataPlane is the Programmed condition where nothing is served.
-var NoDataPlane = Programmed{Status: "Unknown", Reason: ReasonNoDataPlane, Message: "not served to any data plane: run switchyard serve"}
 
 // Ref names one resource of a group.
 type Ref struct {
-	Group      Group
+	Group      xdsres.Group
 	Type, Name string
 }
 
@@ -49,6 +18,12 @@ type Ref struct {
 type Served struct {
 	Ref
 	Version, TypeVersion string
+	// Gateway is the gateway of the cache that serves it, and
+	// DefaultGateway whether that is the default one, which also serves
+	// the nodes that name none: a node of another gateway is unconcerned
+	// by it, whatever it holds under the same name.
+	Gateway        string
+	DefaultGateway bool
 }
 
 // ResourceState is what one node did with one resource.
@@ -72,7 +47,7 @@ const (
 type NodeView interface {
 	// ID is the node's id; Group its consumer group.
 	ID() string
-	Group() Group
+	Group() xdsres.Group
 	// State says what the node did with r's current version, and for a
 	// rejection the client's error_detail.
 	State(r Served) (ResourceState, string)
@@ -83,7 +58,7 @@ type NodeView interface {
 // first node by id names it), then anything not yet acknowledged, then
 // True when some node acknowledged everything it receives. nodes should
 // be sorted by id, so that the message is stable.
-func ProgrammedOf(resources []Served, nodes []NodeView) Programmed {
+func ProgrammedOf(resources []Served, nodes []NodeView) xdsres.Programmed {
 	var t Tally
 	for _, n := range nodes {
 		t.Add(resources, n)
@@ -96,7 +71,7 @@ func ProgrammedOf(resources []Served, nodes []NodeView) Programmed {
 // object's tally in turn, so that it reads one node at a time.
 type Tally struct {
 	waiting, acked bool
-	rejected       *Programmed
+	rejected       *xdsres.Programmed
 }
 
 // Add folds what node n did with the object's resources into the tally.
@@ -111,8 +86,8 @@ func (t *Tally) Add(resources []Served, n NodeView) {
 		}
 		switch st, detail := n.State(r); st {
 		case Rejected:
-			t.rejected = &Programmed{Status: "False", Reason: ReasonRejected,
-				Message: fmt.Sprintf("node %q (%s) rejected %s %q: %s", n.ID(), n.Group(), ShortType(r.Type), r.Name, detail)}
+			t.rejected = &xdsres.Programmed{Status: "False", Reason: xdsres.ReasonRejected,
+				Message: fmt.Sprintf("node %q (%s) rejected %s %q: %s", n.ID(), n.Group(), xdsres.ShortType(r.Type), r.Name, detail)}
 			return
 		case Waiting:
 			t.waiting = true
@@ -123,18 +98,18 @@ func (t *Tally) Add(resources []Served, n NodeView) {
 }
 
 // Programmed returns the condition the tally adds up to.
-func (t *Tally) Programmed(resources []Served) Programmed {
+func (t *Tally) Programmed(resources []Served) xdsres.Programmed {
 	switch {
 	case len(resources) == 0:
-		return Programmed{Status: "Unknown", Reason: ReasonNotServed, Message: "none of this object's configuration is served"}
+		return xdsres.Programmed{Status: "Unknown", Reason: xdsres.ReasonNotServed, Message: "none of this object's configuration is served"}
 	case t.rejected != nil:
 		return *t.rejected
 	case t.waiting:
-		return Programmed{Status: "Unknown", Reason: ReasonPending, Message: "waiting for connected nodes to acknowledge the current configuration"}
+		return xdsres.Programmed{Status: "Unknown", Reason: xdsres.ReasonPending, Message: "waiting for connected nodes to acknowledge the current configuration"}
 	case t.acked:
-		return Programmed{Status: "True", Reason: ReasonProgrammed, Message: "every connected node that receives this configuration acknowledged it"}
+		return xdsres.Programmed{Status: "True", Reason: xdsres.ReasonProgrammed, Message: "every connected node that receives this configuration acknowledged it"}
 	}
-	return Programmed{Status: "Unknown", Reason: ReasonNoNodes, Message: "no connected node receives this configuration"}
+	return xdsres.Programmed{Status: "Unknown", Reason: xdsres.ReasonNoNodes, Message: "no connected node receives this configuration"}
 }
 
 // Evaluate returns the Programmed condition of each object, given the
@@ -142,7 +117,7 @@ func (t *Tally) Programmed(resources []Served) Programmed {
 // the open streams acknowledged and rejected. It holds one stream's lock
 // at a time, so that streams answering meanwhile wait for one node's
 // share of the work, not all of it.
-func (a *Acks) Evaluate(objects [][]Served) []Programmed {
+func (a *Acks) Evaluate(objects [][]Served) []xdsres.Programmed {
 	a.mu.Lock()
 	nodes := make([]*streamAcks, 0, len(a.streams))
 	for _, st := range a.streams {
@@ -158,7 +133,7 @@ func (a *Acks) Evaluate(objects [][]Served) []Programmed {
 		}
 		n.mu.Unlock()
 	}
-	out := make([]Programmed, len(objects))
+	out := make([]xdsres.Programmed, len(objects))
 	for i, rs := range objects {
 		out[i] = tallies[i].Programmed(rs)
 	}
@@ -169,12 +144,12 @@ func (a *Acks) Evaluate(objects [][]Served) []Programmed {
 func (st *streamAcks) ID() string { return st.node }
 
 // Group implements NodeView.
-func (st *streamAcks) Group() Group { return st.group }
+func (st *streamAcks) Group() xdsres.Group { return st.group }
 
 // State implements NodeView; the caller holds the stream's lock.
 func (st *streamAcks) State(r Served) (ResourceState, string) {
 	ta := st.types[r.Type]
-	if ta == nil {
+	if ta == nil || !st.serves(r) {
 		return Unconcerned, ""
 	}
 	if rej, ok := ta.rejected[r.Name]; ok && rej.Version == r.Version {
@@ -207,7 +182,7 @@ func (c *Cache) Served(refs []Ref) []Served {
 	defer c.mu.Unlock()
 	out := make([]Served, len(refs))
 	for i, r := range refs {
-		out[i] = Served{Ref: r}
+		out[i] = Served{Ref: r, Gateway: c.gw.defaultName, DefaultGateway: !c.gw.further}
 		if ts := c.groups[r.Group][r.Type]; ts != nil {
 			out[i].TypeVersion = ts.version()
 			if res := ts.resources[r.Name]; res != nil {
@@ -216,4 +191,9 @@ func (c *Cache) Served(refs []Ref) []Served {
 		}
 	}
 	return out
+}
+
+// serves reports whether the stream's gateway is the resource's.
+func (st *streamAcks) serves(r Served) bool {
+	return st.gateway == r.Gateway || st.gateway == "" && r.DefaultGateway
 }

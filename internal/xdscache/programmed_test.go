@@ -14,17 +14,19 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // fakeNode is a NodeView with fixed states.
 type fakeNode struct {
 	id     string
-	group  Group
+	group  xdsres.Group
 	states map[string]ResourceState // by resource name
 }
 
-func (f fakeNode) ID() string   { return f.id }
-func (f fakeNode) Group() Group { return f.group }
+func (f fakeNode) ID() string          { return f.id }
+func (f fakeNode) Group() xdsres.Group { return f.group }
 func (f fakeNode) State(r Served) (ResourceState, string) {
 	st := f.states[r.Name]
 	if st == Rejected {
@@ -34,11 +36,11 @@ func (f fakeNode) State(r Served) (ResourceState, string) {
 }
 
 func TestProgrammedOf(t *testing.T) {
-	listener := Served{Ref: Ref{GroupEnvoy, resource.ListenerType, "https"}, Version: "1"}
-	cluster := Served{Ref: Ref{GroupEnvoy, resource.ClusterType, "c"}, Version: "2"}
-	grpcListener := Served{Ref: Ref{GroupGRPC, resource.ListenerType, "host:443"}, Version: "3"}
+	listener := Served{Ref: Ref{xdsres.GroupEnvoy, resource.ListenerType, "https"}, Version: "1"}
+	cluster := Served{Ref: Ref{xdsres.GroupEnvoy, resource.ClusterType, "c"}, Version: "2"}
+	grpcListener := Served{Ref: Ref{xdsres.GroupGRPC, resource.ListenerType, "host:443"}, Version: "3"}
 	both := []Served{listener, cluster, grpcListener}
-	node := func(id string, g Group, states map[string]ResourceState) NodeView {
+	node := func(id string, g xdsres.Group, states map[string]ResourceState) NodeView {
 		return fakeNode{id, g, states}
 	}
 	cases := []struct {
@@ -49,26 +51,26 @@ func TestProgrammedOf(t *testing.T) {
 		reason    string
 		message   string
 	}{
-		{"nothing served", nil, []NodeView{node("a", GroupEnvoy, nil)}, "Unknown", ReasonNotServed, ""},
-		{"no node", both, nil, "Unknown", ReasonNoNodes, ""},
-		{"only unconcerned nodes", both, []NodeView{node("a", GroupDNS, map[string]ResourceState{"c": Acked})}, "Unknown", ReasonNoNodes, ""},
+		{"nothing served", nil, []NodeView{node("a", xdsres.GroupEnvoy, nil)}, "Unknown", xdsres.ReasonNotServed, ""},
+		{"no node", both, nil, "Unknown", xdsres.ReasonNoNodes, ""},
+		{"only unconcerned nodes", both, []NodeView{node("a", xdsres.GroupDNS, map[string]ResourceState{"c": Acked})}, "Unknown", xdsres.ReasonNoNodes, ""},
 		{"all acked", both, []NodeView{
-			node("a", GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Acked}),
-			node("g", GroupGRPC, map[string]ResourceState{"host:443": Acked}),
-		}, "True", ReasonProgrammed, ""},
+			node("a", xdsres.GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Acked}),
+			node("g", xdsres.GroupGRPC, map[string]ResourceState{"host:443": Acked}),
+		}, "True", xdsres.ReasonProgrammed, ""},
 		{"one waiting", both, []NodeView{
-			node("a", GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Acked}),
-			node("b", GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Waiting}),
-		}, "Unknown", ReasonPending, ""},
+			node("a", xdsres.GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Acked}),
+			node("b", xdsres.GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Waiting}),
+		}, "Unknown", xdsres.ReasonPending, ""},
 		{"a rejection wins, named by the first node", both, []NodeView{
-			node("a", GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Waiting}),
-			node("b", GroupEnvoy, map[string]ResourceState{"https": Rejected}),
-			node("c", GroupEnvoy, map[string]ResourceState{"c": Rejected}),
-		}, "False", ReasonRejected, `node "b" (envoy) rejected envoy.config.listener.v3.Listener "https": bad https`},
+			node("a", xdsres.GroupEnvoy, map[string]ResourceState{"https": Acked, "c": Waiting}),
+			node("b", xdsres.GroupEnvoy, map[string]ResourceState{"https": Rejected}),
+			node("c", xdsres.GroupEnvoy, map[string]ResourceState{"c": Rejected}),
+		}, "False", xdsres.ReasonRejected, `node "b" (envoy) rejected envoy.config.listener.v3.Listener "https": bad https`},
 		{"a state in another group does not count", []Served{listener}, []NodeView{
-			node("a", GroupEnvoy, map[string]ResourceState{"https": Acked}),
-			node("g", GroupGRPC, map[string]ResourceState{"https": Rejected}),
-		}, "True", ReasonProgrammed, ""},
+			node("a", xdsres.GroupEnvoy, map[string]ResourceState{"https": Acked}),
+			node("g", xdsres.GroupGRPC, map[string]ResourceState{"https": Rejected}),
+		}, "True", xdsres.ReasonProgrammed, ""},
 	}
 	for _, tc := range cases {
 		got := ProgrammedOf(tc.resources, tc.nodes)
@@ -152,7 +154,7 @@ func (s *ackStream) deliver() {
 	}
 }
 
-func evaluate(a *Acks, c *Cache, refs ...Ref) Programmed {
+func evaluate(a *Acks, c *Cache, refs ...Ref) xdsres.Programmed {
 	return a.Evaluate([][]Served{c.Served(refs)})[0]
 }
 
@@ -163,22 +165,22 @@ func TestAcksFollowTheStream(t *testing.T) {
 	acks := NewAcks()
 	cb := newTestCallbacks(&bytes.Buffer{})
 	cb.acks = acks
-	ref := Ref{GroupEnvoy, resource.ClusterType, "a"}
-	other := Ref{GroupEnvoy, resource.ClusterType, "b"}
+	ref := Ref{xdsres.GroupEnvoy, resource.ClusterType, "a"}
+	other := Ref{xdsres.GroupEnvoy, resource.ClusterType, "b"}
 	update := func(name string, timeout int) {
 		t.Helper()
-		if err := c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: name, Resource: clusterRes(t, name, time.Duration(timeout)*time.Second)}}); err != nil {
+		if err := c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: name, Resource: clusterRes(t, name, time.Duration(timeout)*time.Second)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	update("a", 1)
 	update("b", 1)
-	if got := evaluate(acks, c, ref); got.Reason != ReasonNoNodes {
+	if got := evaluate(acks, c, ref); got.Reason != xdsres.ReasonNoNodes {
 		t.Fatalf("before any stream: %+v", got)
 	}
 	s := newAckStream(t, c, cb, 1, resource.ClusterType)
 	s.send("") // the first request: answered with both clusters
-	if got := evaluate(acks, c, ref); got.Reason != ReasonPending {
+	if got := evaluate(acks, c, ref); got.Reason != xdsres.ReasonPending {
 		t.Fatalf("sent, not acknowledged: %+v", got)
 	}
 	s.send("")
@@ -191,12 +193,12 @@ func TestAcksFollowTheStream(t *testing.T) {
 	// stays programmed.
 	update("a", 2)
 	s.deliver() // the watch the ACK opened is answered by the update
-	if got := evaluate(acks, c, ref); got.Reason != ReasonPending {
+	if got := evaluate(acks, c, ref); got.Reason != xdsres.ReasonPending {
 		t.Fatalf("new version sent: %+v", got)
 	}
 	s.send("cluster a: bad timeout")
 	got := evaluate(acks, c, ref)
-	if got.Status != "False" || got.Reason != ReasonRejected || !strings.Contains(got.Message, "cluster a: bad timeout") || !strings.Contains(got.Message, `"envoy-1"`) {
+	if got.Status != "False" || got.Reason != xdsres.ReasonRejected || !strings.Contains(got.Message, "cluster a: bad timeout") || !strings.Contains(got.Message, `"envoy-1"`) {
 		t.Fatalf("rejected: %+v", got)
 	}
 	if got := evaluate(acks, c, other); got.Status != "True" {
@@ -213,7 +215,7 @@ func TestAcksFollowTheStream(t *testing.T) {
 
 	// A closed stream no longer counts.
 	cb.funcs().StreamClosedFunc(1, envoyNode)
-	if got := evaluate(acks, c, ref); got.Reason != ReasonNoNodes {
+	if got := evaluate(acks, c, ref); got.Reason != xdsres.ReasonNoNodes {
 		t.Fatalf("after the stream closed: %+v", got)
 	}
 }
@@ -225,27 +227,27 @@ func TestDeltaAcks(t *testing.T) {
 	acks := NewAcks()
 	k := streamKey{delta: true, id: 7}
 	node := &envoy_config_core_v3.Node{Id: "d", UserAgentName: "envoy"}
-	ref := Ref{GroupEnvoy, resource.ClusterType, "a"}
-	if err := c.Update(GroupEnvoy, []Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 1)}}); err != nil {
+	ref := Ref{xdsres.GroupEnvoy, resource.ClusterType, "a"}
+	if err := c.Update(xdsres.GroupEnvoy, []xdsres.Change{{TypeURL: resource.ClusterType, Name: "a", Resource: clusterRes(t, "a", 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	v := c.Served([]Ref{ref})[0].Version
 	req := &envoy_service_discovery_v3.DeltaDiscoveryRequest{Node: node, TypeUrl: resource.ClusterType}
-	acks.deltaRequest(k, GroupEnvoy, req)
-	acks.deltaSent(k, GroupEnvoy, req, &envoy_service_discovery_v3.DeltaDiscoveryResponse{
+	acks.deltaRequest(k, xdsres.GroupEnvoy, req)
+	acks.deltaSent(k, xdsres.GroupEnvoy, req, &envoy_service_discovery_v3.DeltaDiscoveryResponse{
 		TypeUrl: resource.ClusterType, Nonce: "1", Resources: []*envoy_service_discovery_v3.Resource{{Name: "a", Version: v}},
 	})
-	if got := evaluate(acks, c, ref); got.Reason != ReasonPending {
+	if got := evaluate(acks, c, ref); got.Reason != xdsres.ReasonPending {
 		t.Fatalf("sent: %+v", got)
 	}
-	acks.deltaRequest(k, GroupEnvoy, &envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResponseNonce: "1", ErrorDetail: &status.Status{Message: "no"}})
-	if got := evaluate(acks, c, ref); got.Reason != ReasonRejected {
+	acks.deltaRequest(k, xdsres.GroupEnvoy, &envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResponseNonce: "1", ErrorDetail: &status.Status{Message: "no"}})
+	if got := evaluate(acks, c, ref); got.Reason != xdsres.ReasonRejected {
 		t.Fatalf("rejected: %+v", got)
 	}
-	acks.deltaSent(k, GroupEnvoy, req, &envoy_service_discovery_v3.DeltaDiscoveryResponse{
+	acks.deltaSent(k, xdsres.GroupEnvoy, req, &envoy_service_discovery_v3.DeltaDiscoveryResponse{
 		TypeUrl: resource.ClusterType, Nonce: "2", Resources: []*envoy_service_discovery_v3.Resource{{Name: "a", Version: v}},
 	})
-	acks.deltaRequest(k, GroupEnvoy, &envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResponseNonce: "2"})
+	acks.deltaRequest(k, xdsres.GroupEnvoy, &envoy_service_discovery_v3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResponseNonce: "2"})
 	if got := evaluate(acks, c, ref); got.Status != "True" {
 		t.Fatalf("acknowledged on a resend: %+v", got)
 	}
@@ -278,12 +280,12 @@ func BenchmarkEvaluate(b *testing.B) {
 	for i := range served {
 		for j := range perObject {
 			name := strconv.Itoa(i) + "/" + strconv.Itoa(j)
-			served[i] = append(served[i], Served{Ref: Ref{GroupEnvoy, types[j%len(types)], name}, Version: "v" + name})
+			served[i] = append(served[i], Served{Ref: Ref{xdsres.GroupEnvoy, types[j%len(types)], name}, Version: "v" + name})
 		}
 	}
 	a := NewAcks()
 	for n := range nodes {
-		st := &streamAcks{node: "envoy-" + strconv.Itoa(n), group: GroupEnvoy, types: map[string]*typeAcks{}}
+		st := &streamAcks{node: "envoy-" + strconv.Itoa(n), group: xdsres.GroupEnvoy, types: map[string]*typeAcks{}}
 		for _, typ := range types {
 			st.types[typ] = &typeAcks{wildcard: true, acked: map[string]string{}}
 		}

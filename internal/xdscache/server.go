@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +23,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/server/config"
 	"github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Metrics are the xDS server's Prometheus metrics.
@@ -55,11 +56,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// ShortType strips the type URL prefix, for metric labels and logs.
-func ShortType(typeURL string) string {
-	return strings.TrimPrefix(typeURL, "type.googleapis.com/")
-}
-
 // callbacks track which group each stream belongs to, count pushes and
 // NACKs, and log each distinct NACK once.
 type callbacks struct {
@@ -73,8 +69,8 @@ type callbacks struct {
 	acks *Acks
 
 	mu     sync.Mutex
-	sotw   map[int64]Group
-	delta  map[int64]Group
+	sotw   map[int64]xdsres.Group
+	delta  map[int64]xdsres.Group
 	logged map[string]bool
 	ctxs   map[streamKey]context.Context
 }
@@ -88,7 +84,7 @@ type streamKey struct {
 // GroupAuthorizer decides whether the client of a stream (its TLS peer is
 // in ctx) may be a node of group g. A non-nil error closes the stream with
 // that error.
-type GroupAuthorizer func(ctx context.Context, g Group) error
+type GroupAuthorizer func(ctx context.Context, g xdsres.Group) error
 
 // Option configures Register.
 type Option func(*callbacks)
@@ -124,7 +120,7 @@ func (cb *callbacks) forget(k streamKey) {
 // errNoNode closes a stream whose requests never named a node: which
 // group it belongs to cannot be told, and guessing Envoy's would hand it
 // private keys.
-var errNoNode = status.Error(codes.InvalidArgument, "xDS request without a node: set node.id, and node.user_agent_name or the "+GroupMetadataKey+" metadata field")
+var errNoNode = status.Error(codes.InvalidArgument, "xDS request without a node: set node.id, and node.user_agent_name or the "+xdsres.GroupMetadataKey+" metadata field")
 
 // check denies a stream that never named its node and authorizes the
 // node a request carries. Every request is checked, not only the first: a
@@ -159,7 +155,7 @@ func (cb *callbacks) check(k streamKey, node *envoy_config_core_v3.Node) error {
 // maxLoggedNACKs bounds the memory used to log each NACK once.
 const maxLoggedNACKs = 4096
 
-func (cb *callbacks) streamGroup(streams map[int64]Group, id int64, node *envoy_config_core_v3.Node, protocol string) Group {
+func (cb *callbacks) streamGroup(streams map[int64]xdsres.Group, id int64, node *envoy_config_core_v3.Node, protocol string) xdsres.Group {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if g, ok := streams[id]; ok {
@@ -171,7 +167,7 @@ func (cb *callbacks) streamGroup(streams map[int64]Group, id int64, node *envoy_
 	return g
 }
 
-func (cb *callbacks) closed(streams map[int64]Group, id int64, protocol string) {
+func (cb *callbacks) closed(streams map[int64]xdsres.Group, id int64, protocol string) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if g, ok := streams[id]; ok {
@@ -184,10 +180,10 @@ func (cb *callbacks) closed(streams map[int64]Group, id int64, protocol string) 
 // (group, type and error) was logged before: the error names the rejected
 // content, and every client rejecting it, or one client rejecting it again
 // after a reconnect, must not flood the log.
-func (cb *callbacks) nack(g Group, node *envoy_config_core_v3.Node, typeURL, nonce, msg string) {
-	cb.metrics.NACKs.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+func (cb *callbacks) nack(g xdsres.Group, node *envoy_config_core_v3.Node, typeURL, nonce, msg string) {
+	cb.metrics.NACKs.WithLabelValues(string(g), xdsres.ShortType(typeURL)).Inc()
 	if cb.firstTime(fmt.Sprintf("%s\x00%s\x00%s", g, typeURL, msg)) {
-		cb.log.Warn("xDS client rejected a response", "group", g, "node", node.GetId(), "type", ShortType(typeURL), "nonce", nonce, "error", msg)
+		cb.log.Warn("xDS client rejected a response", "group", g, "node", node.GetId(), "type", xdsres.ShortType(typeURL), "nonce", nonce, "error", msg)
 	}
 }
 
@@ -210,18 +206,18 @@ func (cb *callbacks) firstTime(key string) bool {
 // stream's buffer and logs it once per node, group and type: the stream
 // misses that update until its next request, which only the server can
 // tell.
-func (cb *callbacks) dropped(g Group, node *envoy_config_core_v3.Node, typeURL string) {
-	cb.metrics.Dropped.WithLabelValues(string(g), ShortType(typeURL)).Inc()
+func (cb *callbacks) dropped(g xdsres.Group, node *envoy_config_core_v3.Node, typeURL string) {
+	cb.metrics.Dropped.WithLabelValues(string(g), xdsres.ShortType(typeURL)).Inc()
 	if cb.firstTime(fmt.Sprintf("dropped\x00%s\x00%s\x00%s", g, node.GetId(), typeURL)) {
 		cb.log.Warn("xDS response dropped: the stream's buffer was full; the node misses this update until its next request",
-			"group", g, "node", node.GetId(), "type", ShortType(typeURL))
+			"group", g, "node", node.GetId(), "type", xdsres.ShortType(typeURL))
 	}
 }
 
 // pushed counts one response of n resources.
-func (cb *callbacks) pushed(g Group, typeURL string, n int) {
-	cb.metrics.Pushes.WithLabelValues(string(g), ShortType(typeURL)).Inc()
-	cb.metrics.Resources.WithLabelValues(string(g), ShortType(typeURL)).Add(float64(n))
+func (cb *callbacks) pushed(g xdsres.Group, typeURL string, n int) {
+	cb.metrics.Pushes.WithLabelValues(string(g), xdsres.ShortType(typeURL)).Inc()
+	cb.metrics.Resources.WithLabelValues(string(g), xdsres.ShortType(typeURL)).Add(float64(n))
 }
 
 func (cb *callbacks) funcs() serverv3.CallbackFuncs {
@@ -302,7 +298,7 @@ var namedTypes = []string{resource.RouteType, resource.EndpointType, resource.Se
 // Register serves the cache on a gRPC server: ADS and the per-type
 // discovery services, state-of-the-world and delta.
 func Register(ctx context.Context, gs *grpc.Server, c *Cache, m *Metrics, log *slog.Logger, opts ...Option) {
-	cb := &callbacks{metrics: m, log: log, sotw: map[int64]Group{}, delta: map[int64]Group{}, logged: map[string]bool{}, ctxs: map[streamKey]context.Context{}}
+	cb := &callbacks{metrics: m, log: log, sotw: map[int64]xdsres.Group{}, delta: map[int64]xdsres.Group{}, logged: map[string]bool{}, ctxs: map[streamKey]context.Context{}}
 	for _, o := range opts {
 		o(cb)
 	}

@@ -8,6 +8,8 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // sotwWatch is an open state-of-the-world request.
@@ -20,6 +22,11 @@ type sotwWatch struct {
 // CreateWatch answers a state-of-the-world request now if the stream lacks
 // something, or parks it until an update concerns it.
 func (c *Cache) CreateWatch(req *cache.Request, sub cache.Subscription, ch chan cache.Response) (func(), error) {
+	if gw, err := c.cacheFor(req.GetNode()); err != nil {
+		return func() {}, err
+	} else if gw != c {
+		return gw.CreateWatch(req, sub, ch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := c.stateFor(GroupOf(req.GetNode()), req.GetTypeUrl())
@@ -56,7 +63,8 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 	names, next := t.sotwContent(sub, returned)
 	resources := make([]*anypb.Any, 0, len(names))
 	for _, n := range names {
-		resources = append(resources, t.resources[n].Any)
+		r, _ := t.lookup(n)
+		resources = append(resources, r.Any)
 	}
 	return newSotwReply(&cache.PassthroughResponse{
 		Request: req,
@@ -72,8 +80,9 @@ func (t *typeState) sotwResponse(req *cache.Request, sub cache.Subscription, cha
 // sotwNeeded reports whether the stream must be answered.
 func (t *typeState) sotwNeeded(req *cache.Request, sub cache.Subscription, changed map[string]bool) bool {
 	returned := sub.ReturnedResources()
+	changed = t.widen(changed)
 	differs := func(name string) bool {
-		r, exists := t.resources[name]
+		r, exists := t.lookup(name)
 		v, had := returned[name]
 		switch {
 		case exists:
@@ -123,20 +132,20 @@ func (t *typeState) sotwContent(sub cache.Subscription, returned map[string]stri
 	var next map[string]string
 	if fullState(t.typeURL) {
 		next = map[string]string{}
-		t.eachInView(sub, func(name string, r *Resource) {
+		t.eachInView(sub, func(name string, r *xdsres.Resource) {
 			names = append(names, name)
 			next[name] = r.Version
 		})
 	} else {
 		next = cloneReturned(returned)
-		t.eachInView(sub, func(name string, r *Resource) {
+		t.eachInView(sub, func(name string, r *xdsres.Resource) {
 			if v, had := returned[name]; !had || v != r.Version {
 				names = append(names, name)
 				next[name] = r.Version
 			}
 		})
 		for name := range returned {
-			if _, ok := t.resources[name]; !ok {
+			if _, ok := t.lookup(name); !ok {
 				delete(next, name)
 			}
 		}
@@ -146,7 +155,7 @@ func (t *typeState) sotwContent(sub cache.Subscription, returned map[string]stri
 }
 
 // eachInView calls fn for every existing resource the stream subscribes to.
-func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *Resource)) {
+func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *xdsres.Resource)) {
 	if sub.IsWildcard() {
 		for name, r := range t.resources {
 			fn(name, r)
@@ -154,7 +163,7 @@ func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *Resource
 		return
 	}
 	for name := range sub.SubscribedResources() {
-		if r, ok := t.resources[name]; ok {
+		if r, ok := t.lookup(name); ok {
 			fn(name, r)
 		}
 	}

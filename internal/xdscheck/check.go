@@ -20,12 +20,13 @@ import (
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Check returns every problem of one consumer group's resources: what
 // Validate finds in each, what go-control-plane's Snapshot.Consistent
 // finds, and the references Consistent does not follow.
-func Check(group string, r *translator.Resources) []error {
+func Check(group xdsres.Group, r *translator.Resources) []error {
 	var errs []error
 	for _, m := range r.All() {
 		errs = append(errs, Validate(m)...)
@@ -39,7 +40,7 @@ func Check(group string, r *translator.Resources) []error {
 // CheckServed is Check plus ClientRules on each resource: what no resource
 // that reaches a client may fail, which the gate before the cache
 // enforces.
-func CheckServed(group string, r *translator.Resources) []error {
+func CheckServed(group xdsres.Group, r *translator.Resources) []error {
 	errs := Check(group, r)
 	for _, m := range r.All() {
 		errs = append(errs, ClientRules(m)...)
@@ -52,10 +53,10 @@ func CheckServed(group string, r *translator.Resources) []error {
 // names exists, with nothing left over. gRPC's api_listeners are invisible
 // to it (it reads filter chains only), so for the grpc group listeners and
 // routes are left out here and checked by References.
-func Consistent(group string, r *translator.Resources) error {
+func Consistent(group xdsres.Group, r *translator.Resources) error {
 	byType := map[resource.Type][]types.Resource{}
 	for url, ms := range ByType(r) {
-		if group == "grpc" && (url == resource.ListenerType || url == resource.RouteType) {
+		if group == xdsres.GroupGRPC && (url == resource.ListenerType || url == resource.RouteType) {
 			continue
 		}
 		for _, m := range ms {

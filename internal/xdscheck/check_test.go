@@ -10,6 +10,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // translate renders one golden case of the translator for every group.
@@ -54,11 +55,11 @@ func TestCheckFindsBrokenReferences(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := translate(t, "tls-delegated-secret")[tc.group]
-			if errs := xdscheck.Check(tc.group, r); len(errs) > 0 {
+			if errs := xdscheck.Check(xdsres.Group(tc.group), r); len(errs) > 0 {
 				t.Fatalf("the case is broken before dropping anything: %v", errs)
 			}
 			tc.drop(r)
-			errs := xdscheck.Check(tc.group, r)
+			errs := xdscheck.Check(xdsres.Group(tc.group), r)
 			for _, err := range errs {
 				if strings.Contains(err.Error(), tc.want) {
 					return

@@ -20,6 +20,7 @@ import (
 
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -29,7 +30,8 @@ import (
 // inside it, at any depth: protoc-gen-validate stops at Any, Envoy does not.
 // An Any that does not unmarshal is an error too, and so is a string that
 // is not UTF-8, which the fast marshaller the cache uses lets through and
-// every client's parser rejects.
+// every client's parser rejects. Header values must be Envoy format
+// strings (see FormatString).
 func Validate(m proto.Message) []error {
 	errs, _ := inspect(m, nil)
 	if _, err := proto.Marshal(m); err != nil {
@@ -72,6 +74,11 @@ func inspect(m proto.Message, errs []error) ([]error, []Ref) {
 	visit(m, func(msg proto.Message, packed bool) {
 		for _, r := range refsOf(msg) {
 			refs = append(refs, Ref{Type: refTypes[r.kind], Name: r.name})
+		}
+		if hv, ok := msg.(*envoy_config_core_v3.HeaderValue); ok {
+			if err := FormatString(hv.GetValue()); err != nil {
+				errs = append(errs, fmt.Errorf("header %s: %w", hv.GetKey(), err))
+			}
 		}
 		if !packed {
 			return // ValidateAll of the message holding it covered it

@@ -24,7 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Config says how many streams to open, where, and what each follows.
@@ -58,7 +58,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.StreamsPerConn = 10
 	}
 	if cfg.Group == "" {
-		cfg.Group = string(xdscache.GroupGRPC)
+		cfg.Group = string(xdsres.GroupGRPC)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c := &Client{cancel: cancel}
@@ -93,7 +93,7 @@ func node(group string, i int) *envoy_config_core_v3.Node {
 		Id:            fmt.Sprintf("xdsload-%d", i),
 		UserAgentName: "gRPC Go xdsload",
 		Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-			xdscache.GroupMetadataKey: structpb.NewStringValue(group),
+			xdsres.GroupMetadataKey: structpb.NewStringValue(group),
 		}},
 	}
 }

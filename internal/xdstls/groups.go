@@ -3,7 +3,6 @@ package xdstls
 import (
 	"context"
 	"crypto/x509"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,7 +12,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // A node's group is what it says it is (node metadata, user agent), and
@@ -27,13 +26,10 @@ import (
 // groupURIPrefix starts the URI SANs that name a certificate's groups.
 const groupURIPrefix = "urn:switchyard:group:"
 
-// AllGroups are the groups a certificate may name.
-var AllGroups = []string{string(xdscache.GroupEnvoy), string(xdscache.GroupGRPC), string(xdscache.GroupDNS), string(xdscache.GroupMesh)}
-
 // GroupURI is the URI SAN that lets a certificate join group g.
 func GroupURI(g string) (*url.URL, error) {
-	if !slices.Contains(AllGroups, g) {
-		return nil, fmt.Errorf("%q is not a consumer group: use %s", g, strings.Join(AllGroups, ", "))
+	if _, err := xdsres.ParseGroup(g); err != nil {
+		return nil, err
 	}
 	return url.Parse(groupURIPrefix + g)
 }
@@ -54,7 +50,7 @@ func CertificateGroups(cert *x509.Certificate) []string {
 // client's certificate allows it. Streams without a verified certificate
 // (a plaintext server) are not restricted here; the server refuses to run
 // plaintext off loopback.
-func AuthorizeGroup(ctx context.Context, g xdscache.Group) error {
+func AuthorizeGroup(ctx context.Context, g xdsres.Group) error {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return nil
@@ -66,7 +62,7 @@ func AuthorizeGroup(ctx context.Context, g xdscache.Group) error {
 	leaf := info.State.VerifiedChains[0][0]
 	groups := CertificateGroups(leaf)
 	switch {
-	case len(groups) == 0 && g != xdscache.GroupEnvoy:
+	case len(groups) == 0 && g != xdsres.GroupEnvoy:
 		return nil
 	case slices.Contains(groups, string(g)):
 		return nil

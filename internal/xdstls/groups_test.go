@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 func peerWith(cert *x509.Certificate) context.Context {
@@ -25,14 +25,14 @@ func TestAuthorizeGroup(t *testing.T) {
 	cases := []struct {
 		name  string
 		ctx   context.Context
-		group xdscache.Group
+		group xdsres.Group
 		ok    bool
 	}{
-		{"plaintext is not restricted here", context.Background(), xdscache.GroupEnvoy, true},
-		{"no group in the certificate: not envoy", peerWith(&x509.Certificate{}), xdscache.GroupEnvoy, false},
-		{"no group in the certificate: dns", peerWith(&x509.Certificate{}), xdscache.GroupDNS, true},
-		{"dns certificate as dns", peerWith(&x509.Certificate{URIs: []*url.URL{dnsOnly}}), xdscache.GroupDNS, true},
-		{"dns certificate as grpc", peerWith(&x509.Certificate{URIs: []*url.URL{dnsOnly}}), xdscache.GroupGRPC, false},
+		{"plaintext is not restricted here", context.Background(), xdsres.GroupEnvoy, true},
+		{"no group in the certificate: not envoy", peerWith(&x509.Certificate{}), xdsres.GroupEnvoy, false},
+		{"no group in the certificate: dns", peerWith(&x509.Certificate{}), xdsres.GroupDNS, true},
+		{"dns certificate as dns", peerWith(&x509.Certificate{URIs: []*url.URL{dnsOnly}}), xdsres.GroupDNS, true},
+		{"dns certificate as grpc", peerWith(&x509.Certificate{URIs: []*url.URL{dnsOnly}}), xdsres.GroupGRPC, false},
 	}
 	for _, tc := range cases {
 		err := AuthorizeGroup(tc.ctx, tc.group)

@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 	"math/big"
 	"net"
 	"time"
@@ -80,7 +81,7 @@ func NewPKI(o PKIOptions) (*PKI, error) {
 	}
 	groups := o.ClientGroups
 	if len(groups) == 0 {
-		groups = AllGroups
+		groups = xdsres.Names()
 	}
 	for _, g := range groups {
 		u, err := GroupURI(g)
@@ -158,7 +159,7 @@ func (p *PKI) IssueClient(name string, groups []string, validity time.Duration, 
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	if len(groups) == 0 {
-		groups = AllGroups
+		groups = xdsres.Names()
 	}
 	for _, g := range groups {
 		u, err := GroupURI(g)

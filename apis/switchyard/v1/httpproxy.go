@@ -76,10 +76,11 @@ type HTTPProxySpec struct {
 // authorization settings.
 type VirtualHost struct {
 	// Fqdn is the fully qualified host name, lowercase, without a port.
-	// Wildcards are not supported.
+	// "*.example.com" is a wildcard host for the names one label longer;
+	// an exact host wins over it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Fqdn string `json:"fqdn"`
 
 	// TLS terminates (or passes through) TLS on the HTTPS listener for this
@@ -91,6 +92,8 @@ type VirtualHost struct {
 	// authorization server before it reaches a route. It requires TLS.
 	// +optional
 	Authorization *AuthorizationServer `json:"authorization,omitempty"`
+
+	HostPolicies `json:",inline"`
 }
 
 // TLS configures the HTTPS side of a virtual host.
@@ -128,13 +131,20 @@ type TLS struct {
 	ClientValidation *DownstreamValidation `json:"clientValidation,omitempty"`
 }
 
-// DownstreamValidation requires and verifies client certificates.
+// DownstreamValidation requires and verifies client certificates, with
+// Contour's options (see clientvalidation.go).
+//
+// +kubebuilder:validation:XValidation:rule="has(self.caSecret) || (has(self.skipClientCertValidation) && self.skipClientCertValidation)",message="caSecret is required unless skipClientCertValidation is true"
+// +kubebuilder:validation:XValidation:rule="!has(self.crlSecret) || has(self.caSecret)",message="crlSecret requires caSecret"
 type DownstreamValidation struct {
 	// CACertificate is a Secret holding ca.crt, in the proxy's namespace or
 	// delegated as "namespace/name".
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
-	CACertificate string `json:"caSecret"`
+	CACertificate string `json:"caSecret,omitempty"`
+
+	ClientValidationOptions `json:",inline"`
 }
 
 // Include delegates part of a proxy's URL space to another proxy.
@@ -176,6 +186,48 @@ type TCPProxy struct {
 	// HealthCheckPolicy actively checks endpoints with TCP connects.
 	// +optional
 	HealthCheckPolicy *TCPHealthCheckPolicy `json:"healthCheckPolicy,omitempty"`
+
+	// IdleTimeout closes a connection that has sent and received nothing
+	// for this long, as a duration such as "30m"; "0s" or "infinity" never
+	// closes it. Default: Envoy's, 1h. It is the host's own setting: an
+	// included proxy's is not read.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	IdleTimeout string `json:"idleTimeout,omitempty"`
+
+	// MaxConnections is the most connections open at once to this host on
+	// each Envoy; further ones are closed as they arrive. Unset: no limit
+	// beyond Envoy's own. It is the host's own setting.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	MaxConnections *int64 `json:"maxConnections,omitempty"`
+
+	// AccessLog logs each connection to Envoy's standard output when it
+	// closes. It is the host's own setting.
+	// +optional
+	AccessLog *TCPAccessLog `json:"accessLog,omitempty"`
+
+	// ClientCertificate names a kubernetes.io/tls Secret ("name", or
+	// "namespace/name" when delegated) whose certificate and key Envoy
+	// presents to the backends, for backends that require mutual TLS. The
+	// services must use protocol tls. With include, the included proxy's
+	// is used, as its services are.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClientCertificate string `json:"clientCertificate,omitempty"`
+}
+
+// TCPAccessLog is the access log of a tcpproxy host.
+type TCPAccessLog struct {
+	// Format is an Envoy format string, such as
+	// "%START_TIME% %DOWNSTREAM_REMOTE_ADDRESS% %UPSTREAM_HOST% %BYTES_SENT%\n":
+	// text with %COMMAND%, %COMMAND(ARGUMENT)% or %COMMAND(ARGUMENT):LENGTH%
+	// operators, and %% for a percent sign. A format that Envoy would
+	// reject makes the proxy invalid, with the operator named.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Format string `json:"format"`
 }
 
 // TCPProxyInclude names the proxy whose tcpproxy serves this one.

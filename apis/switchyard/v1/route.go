@@ -55,8 +55,17 @@ type Route struct {
 	ResponseHeadersPolicy *HeadersPolicy `json:"responseHeadersPolicy,omitempty"`
 	// +optional
 	RequestRedirectPolicy *HTTPRequestRedirectPolicy `json:"requestRedirectPolicy,omitempty"`
+	// CookieRewritePolicies rewrite cookie attributes in the responses.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	CookieRewritePolicies []CookieRewritePolicy `json:"cookieRewritePolicies,omitempty"`
+	// InternalRedirectPolicy has Envoy follow the services' redirects.
+	// +optional
+	InternalRedirectPolicy *HTTPInternalRedirectPolicy `json:"internalRedirectPolicy,omitempty"`
 	// +optional
 	DirectResponsePolicy *HTTPDirectResponsePolicy `json:"directResponsePolicy,omitempty"`
+
+	RoutePolicies `json:",inline"`
 }
 
 // MatchCondition is one condition a request must meet. Exactly one field is
@@ -218,6 +227,11 @@ type HTTPHealthCheckPolicy struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	HealthyThresholdCount *int64 `json:"healthyThresholdCount,omitempty"`
+	// ExpectedStatuses are the statuses that count as healthy; default
+	// 200 only.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	ExpectedStatuses []HTTPStatusRange `json:"expectedStatuses,omitempty"`
 }
 
 // TCPHealthCheckPolicy actively checks each endpoint with TCP connects.

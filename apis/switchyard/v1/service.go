@@ -56,6 +56,25 @@ type Service struct {
 	// +optional
 	ResponseHeadersPolicy *HeadersPolicy `json:"responseHeadersPolicy,omitempty"`
 
+	// CookieRewritePolicies rewrite cookie attributes in this service's
+	// responses, over the route's for the same cookie. Like header
+	// policies, they give the service a cluster of its own.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	CookieRewritePolicies []CookieRewritePolicy `json:"cookieRewritePolicies,omitempty"`
+
+	// HealthPort is the Service port the active health checks go to,
+	// when it is not Port.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	HealthPort *int32 `json:"healthPort,omitempty"`
+
+	// SlowStartPolicy ramps new endpoints' traffic up. Services of one
+	// route with different policies get clusters of their own.
+	// +optional
+	SlowStartPolicy *SlowStartPolicy `json:"slowStartPolicy,omitempty"`
+
 	// UpstreamValidation verifies the service's certificate when the
 	// protocol is tls or h2.
 	// +optional
@@ -74,4 +93,12 @@ type UpstreamValidation struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	SubjectName string `json:"subjectName"`
+	// SubjectNames, when set, are the names of which the certificate must
+	// carry at least one, as in Contour; the first must be subjectName,
+	// which stays the SNI.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=253
+	SubjectNames []string `json:"subjectNames,omitempty"`
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // ControlPlane is Switchyard's xDS server with its cache, fed directly.
@@ -87,14 +88,14 @@ func (cp *ControlPlane) Restart(t testing.TB) {
 // Set creates or replaces clusters and assignments in one update.
 func (cp *ControlPlane) Set(t testing.TB, clusters []*envoy_config_cluster_v3.Cluster, assigns ...*envoy_config_endpoint_v3.ClusterLoadAssignment) {
 	t.Helper()
-	var changes []xdscache.Change
+	var changes []xdsres.Change
 	for _, c := range clusters {
 		changes = append(changes, change(t, resource.ClusterType, c.GetName(), c))
 	}
 	for _, a := range assigns {
 		changes = append(changes, change(t, resource.EndpointType, a.GetClusterName(), a))
 	}
-	if err := cp.Cache.Update(xdscache.GroupDNS, changes); err != nil {
+	if err := cp.Cache.Update(xdsres.GroupDNS, changes); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 }
@@ -102,29 +103,29 @@ func (cp *ControlPlane) Set(t testing.TB, clusters []*envoy_config_cluster_v3.Cl
 // Remove deletes a DNS name: its cluster and its assignment.
 func (cp *ControlPlane) Remove(t testing.TB, name string) {
 	t.Helper()
-	if err := cp.Cache.Update(xdscache.GroupDNS, []xdscache.Change{{TypeURL: resource.ClusterType, Name: name}, {TypeURL: resource.EndpointType, Name: name}}); err != nil {
+	if err := cp.Cache.Update(xdsres.GroupDNS, []xdsres.Change{{TypeURL: resource.ClusterType, Name: name}, {TypeURL: resource.EndpointType, Name: name}}); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 }
 
-func change(t testing.TB, typeURL, name string, m proto.Message) xdscache.Change {
+func change(t testing.TB, typeURL, name string, m proto.Message) xdsres.Change {
 	t.Helper()
-	r, err := xdscache.NewResource(m)
+	r, err := xdsres.NewResource(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return xdscache.Change{TypeURL: typeURL, Name: name, Resource: r}
+	return xdsres.Change{TypeURL: typeURL, Name: name, Resource: r}
 }
 
 // NACKs is how many responses of the type DNS clients rejected.
 func (cp *ControlPlane) NACKs(typeURL string) float64 {
-	return counterValue(cp.Metrics.NACKs.WithLabelValues(string(xdscache.GroupDNS), xdscache.ShortType(typeURL)))
+	return counterValue(cp.Metrics.NACKs.WithLabelValues(string(xdsres.GroupDNS), xdsres.ShortType(typeURL)))
 }
 
 // EDSVersion is the version of the DNS group's assignments, which the
 // plugin reports once it applied them.
 func (cp *ControlPlane) EDSVersion() string {
-	return cp.Cache.Version(xdscache.GroupDNS, resource.EndpointType)
+	return cp.Cache.Version(xdsres.GroupDNS, resource.EndpointType)
 }
 
 func counterValue(c prometheus.Counter) float64 {

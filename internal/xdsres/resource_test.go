@@ -1,4 +1,4 @@
-package xdscache
+package xdsres
 
 import (
 	"testing"

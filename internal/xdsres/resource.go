@@ -7,7 +7,7 @@
 // sent again, and a restarted control plane offers the same versions for
 // the same input. Resources are encoded once, when they enter the cache;
 // every stream that receives them shares the encoded bytes.
-package xdscache
+package xdsres
 
 import (
 	"fmt"

@@ -1,0 +1,107 @@
+package translator
+
+import (
+	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/switchyard-dev/switchyard/internal/dag"
+)
+
+// grpcServerAddresses are the listening hosts an xDS-enabled gRPC server
+// may name. grpc-go serves a server listener only when its address equals
+// the host the server listens on (port 0 matches any port), and the
+// resource name cannot carry the port, which Switchyard does not know; so
+// each host gets one server listener per common listening host.
+var grpcServerAddresses = []string{"0.0.0.0", "::", "127.0.0.1"}
+
+// GRPCServerListenerName is the name of the server listener that an
+// xDS-enabled gRPC backend of a host, listening on address, uses as its
+// bootstrap's server_listener_resource_name_template (without "%s").
+func GRPCServerListenerName(fqdn, address string) string {
+	return GRPCServerListenerPrefix + fqdn + "/" + address
+}
+
+// GRPCServerListenerPrefix starts the name of every gRPC server listener.
+const GRPCServerListenerPrefix = "grpc-server/"
+
+// GRPCServerListeners returns the server listeners of a host: what an
+// xDS-enabled gRPC server (gRFC A36) behind the host's routes enforces. A
+// proxyless client is the very source an IP filter judges, so the filter
+// cannot run in the client; the backend runs it instead, with gRPC's RBAC
+// filter (gRFC A41) configured exactly as Envoy's: the host's list on the
+// virtual host, each route's own list on that route, replacing it.
+//
+// The listeners accept any :authority (the backend answers whatever name
+// it was dialled by) and route by the host's own route matches, with the
+// non-forwarding action servers require. An RPC no route matches fails
+// with UNAVAILABLE. A host without IP filters gets them too, so that a
+// policy added or removed later never takes a backend out of service.
+func GRPCServerListeners(h GRPCHost) []*envoy_config_listener_v3.Listener {
+	routes, _ := grpcRoutes(h)
+	if len(routes) == 0 {
+		return nil
+	}
+	vh := &envoy_config_route_v3.VirtualHost{Name: h.FQDN, Domains: []string{"*"}}
+	if h.Secure != nil && len(h.Secure.Routes) > 0 {
+		vh.TypedPerFilterConfig = grpcServerPolicies(h.Secure.IPFilter)
+	} else if h.Plain != nil {
+		vh.TypedPerFilterConfig = grpcServerPolicies(h.Plain.IPFilter)
+	}
+	if !anyRouteIPFilter(routes) {
+		// Only a route's own list needs the route table; without one, a
+		// single route carries the whole host.
+		routes = []*dag.Route{{PathMatch: dag.PathMatch{Kind: dag.PathPrefix, Value: "/"}}}
+	}
+	for _, r := range routes {
+		if r == nil || len(r.QueryParamMatches) > 0 {
+			continue
+		}
+		rt := &envoy_config_route_v3.Route{
+			Name:                 r.Name,
+			Match:                routeMatch(r),
+			Action:               &envoy_config_route_v3.Route_NonForwardingAction{NonForwardingAction: &envoy_config_route_v3.NonForwardingAction{}},
+			TypedPerFilterConfig: grpcServerPolicies(r.IPFilter),
+		}
+		grpcMatch(rt.Match)
+		vh.Routes = append(vh.Routes, rt)
+	}
+	hcm := toAny(&envoy_filter_network_http_connection_manager_v3.HttpConnectionManager{
+		StatPrefix: grpcStatPrefix,
+		RouteSpecifier: &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_RouteConfig{
+			RouteConfig: &envoy_config_route_v3.RouteConfiguration{Name: GRPCRouteName(h.FQDN), VirtualHosts: []*envoy_config_route_v3.VirtualHost{vh}},
+		},
+		HttpFilters: []*envoy_filter_network_http_connection_manager_v3.HttpFilter{rbacFilter(), routerFilter()},
+	})
+	out := make([]*envoy_config_listener_v3.Listener, 0, len(grpcServerAddresses))
+	for _, addr := range grpcServerAddresses {
+		out = append(out, &envoy_config_listener_v3.Listener{
+			Name:    GRPCServerListenerName(h.FQDN, addr),
+			Address: socketAddress(addr, 0),
+			FilterChains: []*envoy_config_listener_v3.FilterChain{{
+				Filters: []*envoy_config_listener_v3.Filter{{
+					Name:       filterHTTPConnectionManager,
+					ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: hcm},
+				}},
+			}},
+		})
+	}
+	return out
+}
+
+func grpcServerPolicies(f *dag.IPFilter) map[string]*anypb.Any {
+	if f == nil {
+		return nil
+	}
+	return map[string]*anypb.Any{filterRBAC: ipFilterConfig(f)}
+}
+
+func anyRouteIPFilter(routes []*dag.Route) bool {
+	for _, r := range routes {
+		if r != nil && r.IPFilter != nil {
+			return true
+		}
+	}
+	return false
+}
