@@ -88,3 +88,32 @@ func TestRenderDefaultsToTheEmbeddedQuickstart(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestRenderSkipsKindsItDoesNotRead: a Deployment beside the quickstart is
+// noted on standard error and render exits 0; --strict makes it a failure,
+// whose message counts what is wrong instead of pointing "above" at output
+// that may have gone to a file.
+func TestRenderSkipsKindsItDoesNotRead(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"00-infra.yaml", "10-shop.yaml", "20-services.yaml"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/quickstart", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {}\n"
+	if err := os.WriteFile(filepath.Join(dir, "deploy.yaml"), []byte(deploy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "render", "--source", dir)
+	if code != 0 || !strings.Contains(errOut, "note: ") || !strings.Contains(errOut, "Deployment") || strings.Contains(out, "sourceProblems") {
+		t.Fatalf("without --strict: exit %d (want 0), stderr %q, sourceProblems in output: %v", code, errOut, strings.Contains(out, "sourceProblems"))
+	}
+	out, errOut, code = run(t, "render", "--source", dir, "--strict")
+	if code != 1 || !strings.Contains(out, "sourceProblems") || !strings.Contains(errOut, "1 documents could not be read (listed in the output, under sourceProblems)") {
+		t.Fatalf("with --strict: exit %d (want 1), stderr %q", code, errOut)
+	}
+}

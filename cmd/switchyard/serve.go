@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -15,9 +16,10 @@ import (
 
 func newServeCommand() *cobra.Command {
 	var (
-		source   string
-		logLevel string
-		cfg      = server.Config{
+		source    string
+		logLevel  string
+		logFormat string
+		cfg       = server.Config{
 			XDSAddress:   "127.0.0.1:8001",
 			AdminAddress: "127.0.0.1:8000",
 			Holdoff:      server.DefaultHoldoff,
@@ -76,7 +78,7 @@ the collector works harder near it instead of the process being killed.`,
 				}
 			}
 			defer cleanup()
-			log, err := newLogger(logLevel)
+			log, err := newLogger(cmd.ErrOrStderr(), logLevel, logFormat)
 			if err != nil {
 				return err
 			}
@@ -108,6 +110,7 @@ the collector works harder near it instead of the process being killed.`,
 	f.DurationVar(&cfg.Holdoff, "holdoff", cfg.Holdoff, "wait this long after a change for more before building")
 	f.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "build at most this long after the first of a burst of changes")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&logFormat, "log-format", "text", "text (key=value) or json (one object per line, for log collectors)")
 	addBuildFlags(f, &cfg.Pipeline.DAG, &cfg.Pipeline.Translator)
 	for _, add := range serveFlags {
 		add(f, &cfg)
@@ -126,10 +129,17 @@ var serveFlags []func(*pflag.FlagSet, *server.Config)
 // error stops serve (use usageError for a wrong combination of flags).
 var serveChecks []func(*pflag.FlagSet, *server.Config) error
 
-func newLogger(level string) (*slog.Logger, error) {
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usageError("--log-level %q: use debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError("--log-format %q: use text or json", format)
 }

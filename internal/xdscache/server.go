@@ -164,6 +164,9 @@ func (cb *callbacks) streamGroup(streams map[int64]xdsres.Group, id int64, node 
 	g := GroupOf(node)
 	streams[id] = g
 	cb.metrics.Connected.WithLabelValues(string(g), protocol).Inc()
+	// Once per stream, on its first request: what an operator needs to
+	// tell which node came and went, without a line per request.
+	cb.log.Info("xDS client connected", "stream", id, "protocol", protocol, "node", node.GetId(), "cluster", node.GetCluster(), "group", g)
 	return g
 }
 
@@ -173,6 +176,7 @@ func (cb *callbacks) closed(streams map[int64]xdsres.Group, id int64, protocol s
 	if g, ok := streams[id]; ok {
 		delete(streams, id)
 		cb.metrics.Connected.WithLabelValues(string(g), protocol).Dec()
+		cb.log.Info("xDS client disconnected", "stream", id, "protocol", protocol, "group", g)
 	}
 }
 

@@ -211,7 +211,10 @@ func ServerCredentials(f Files, log *slog.Logger) (credentials.TransportCredenti
 	if err != nil {
 		return nil, err
 	}
-	return credentials.NewTLS(c), nil
+	if log == nil {
+		return credentials.NewTLS(c), nil
+	}
+	return logHandshakeFailures(credentials.NewTLS(c), log), nil
 }
 
 // ClientConfig returns a client's TLS configuration for connecting to the

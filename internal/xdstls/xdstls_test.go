@@ -212,6 +212,12 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+func (l *lockedBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
+}
+
 func TestFilesCheck(t *testing.T) {
 	if err := (Files{}).Check("--xds-tls-"); err != nil {
 		t.Errorf("no files: %v", err)

@@ -13,7 +13,7 @@ import (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,path=extensionservices,shortName=extensionservice;extensionservices,singular=extensionservice
+// +kubebuilder:resource:scope=Namespaced,path=extensionservices,shortName=syextsvc;syextsvcs,singular=extensionservice
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.currentStatus"
 // +kubebuilder:printcolumn:name="Status Description",type="string",JSONPath=".status.description"
 // +kubebuilder:printcolumn:name="Programmed",type="string",JSONPath=".status.conditions[?(@.type==\"Programmed\")].status",description="True once every connected node acknowledged the extension's configuration, False when one rejected it"
