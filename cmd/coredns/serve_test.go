@@ -27,7 +27,9 @@ import (
 // whole pipeline (directory watch, DAG, translator.DNS, xdscache) produces
 // what the plugin receives.
 type serveControlPlane struct {
-	opts    translator.Options
+	opts translator.Options
+	// mesh runs serve with --mesh.
+	mesh    bool
 	dir     string
 	xds     string // the address, kept across restarts
 	srv     *server.Server
@@ -58,6 +60,7 @@ func (s *serveControlPlane) start(t testing.TB, addr string) {
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	cfg.Pipeline.Translator = s.opts
+	cfg.Pipeline.DAG.Mesh = s.mesh
 	s.srv = server.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.done = cancel, make(chan error, 1)

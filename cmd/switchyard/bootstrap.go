@@ -40,6 +40,7 @@ import (
 type bootstrapOptions struct {
 	xdsAddress     string
 	xdsAPI         string
+	group          string
 	nodeID         string
 	nodeCluster    string
 	gateway        string
@@ -67,6 +68,7 @@ func newBootstrapCommand() *cobra.Command {
 	o := bootstrapOptions{
 		xdsAddress:     "127.0.0.1:8001",
 		xdsAPI:         "delta",
+		group:          string(xdsres.GroupEnvoy),
 		nodeCluster:    "switchyard-envoy",
 		adminAddress:   "127.0.0.1",
 		adminPort:      9001,
@@ -128,6 +130,7 @@ examples/deploy.`,
 	f := cmd.Flags()
 	f.StringVar(&o.xdsAddress, "xds-address", o.xdsAddress, "HOST:PORT of the control plane's xDS server (a DNS name is resolved by Envoy)")
 	f.StringVar(&o.xdsAPI, "xds-api", o.xdsAPI, "delta (incremental, the default: an endpoint change sends one load assignment) or sotw (state of the world) ADS")
+	f.StringVar(&o.group, "group", o.group, "consumer group Envoy joins: envoy (the ingress) or mesh (a node proxy of the mesh, see site/mesh.md)")
 	f.StringVar(&o.nodeID, "node-id", "", "Envoy's node id (default: $POD_NAME, else the host name)")
 	f.StringVar(&o.nodeCluster, "node-cluster", o.nodeCluster, "Envoy's node cluster, the prefix of its stats")
 	f.StringVar(&o.gateway, "gateway", "", "gateway this Envoy is, sent as node metadata switchyard.dev/gateway: it receives only the HTTPProxies whose spec.ingressClassName is this (empty: the default gateway)")
@@ -171,6 +174,9 @@ func (o bootstrapOptions) bootstrap() (*envoy_config_bootstrap_v3.Bootstrap, err
 		return nil, fmt.Errorf("--xds-address: %v", err)
 	}
 	apiType := envoy_config_core_v3.ApiConfigSource_GRPC
+	if o.group != string(xdsres.GroupEnvoy) && o.group != string(xdsres.GroupMesh) {
+		return nil, fmt.Errorf("--group %q: use envoy or mesh", o.group)
+	}
 	switch o.xdsAPI {
 	case "sotw":
 	case "delta":
@@ -463,7 +469,7 @@ func writeFileAtomic(path string, b []byte) error {
 // group, and the gateway it belongs to when it is not the default one.
 func (o *bootstrapOptions) nodeMetadata() *structpb.Struct {
 	md := &structpb.Struct{Fields: map[string]*structpb.Value{
-		xdsres.GroupMetadataKey: structpb.NewStringValue(string(xdsres.GroupEnvoy)),
+		xdsres.GroupMetadataKey: structpb.NewStringValue(o.group),
 	}}
 	if o.gateway != "" {
 		md.Fields[xdscache.GatewayMetadataKey] = structpb.NewStringValue(o.gateway)

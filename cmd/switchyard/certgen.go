@@ -72,7 +72,7 @@ put in a Secret; keep it (files format) only to issue more certificates.`,
 	f.StringSliceVar(&o.dnsNames, "dns-name", []string{"localhost"}, "DNS name of the xDS server, a subject alternative name of its certificate (repeatable)")
 	f.IPSliceVar(&o.ips, "ip-address", []net.IP{net.ParseIP("127.0.0.1")}, "IP address of the xDS server, a subject alternative name of its certificate (repeatable)")
 	f.StringVar(&o.clientName, "client-name", "switchyard-xds-client", "common name of the client certificate")
-	f.StringSliceVar(&o.clientGroups, "client-groups", nil, "consumer groups (envoy, grpc, dns) the client certificate may join; default all. Only envoy nodes receive TLS private keys: give DNS balancers and gRPC clients certificates without it")
+	f.StringSliceVar(&o.clientGroups, "client-groups", nil, "consumer groups (envoy, grpc, dns, mesh) the client certificate may join; default all. Only envoy nodes receive TLS private keys: give DNS balancers and gRPC clients certificates without it")
 	f.StringVar(&o.namespace, "namespace", "switchyard", "namespace of the Secrets (--format secrets)")
 	f.DurationVar(&o.validity, "validity", 365*24*time.Hour, "how long the certificates are valid")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace files already in --out")

@@ -18,6 +18,7 @@ func addBuildFlags(f *pflag.FlagSet, d *dag.Options, t *translator.Options) {
 	f.StringVar(&d.IngressClassName, "ingress-class-name", d.IngressClassName, "serve only HTTPProxies whose spec.ingressClassName is this (empty: those without one)")
 	f.StringSliceVar(&d.RootNamespaces, "root-namespaces", d.RootNamespaces, "namespaces where root HTTPProxies (with a virtualhost) may live; empty allows all")
 	f.Var(&nsNameValue{p: &d.GlobalAuthorization}, "global-authorization", "NAMESPACE/NAME of an ExtensionService that authorizes every secure virtual host that does not opt out")
+	f.BoolVar(&d.Mesh, "mesh", d.Mesh, "serve the mesh: Services annotated switchyard.dev/mesh=true (or in an annotated namespace), with their TrafficSplits and TrafficTargets, to gRPC and DNS clients by service.namespace and to node proxies (group mesh)")
 	f.StringVar(&t.ListenAddress, "envoy-listen-address", t.ListenAddress, "address Envoy's listeners bind")
 	f.Uint32Var(&t.HTTPPort, "envoy-http-port", t.HTTPPort, "port of Envoy's plain-HTTP listener")
 	f.Uint32Var(&t.HTTPSPort, "envoy-https-port", t.HTTPSPort, "port of Envoy's HTTPS listener")

@@ -143,7 +143,7 @@ func newController(opts kubeOptions, cfg server.Config, rc *rest.Config, default
 	if cfg.Registry == nil {
 		cfg.Registry = server.NewRegistry()
 	}
-	src, err := k8ssource.New(k8ssource.Config{REST: rc, Namespaces: opts.watchNamespaces, Log: log})
+	src, err := k8ssource.New(k8ssource.Config{REST: rc, Namespaces: opts.watchNamespaces, Mesh: cfg.Pipeline.DAG.Mesh, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	// a time (an incremental build) passes its own. It caches a pure check:
 	// results are the same with or without it.
 	KeyPairs *KeyPairCache
+	// Mesh selects the mesh Services and applies TrafficSplits to them
+	// (BuildMesh); without it those objects are not read.
+	Mesh bool
 }
 
 func (o Options) maxDepth() int {
@@ -48,7 +51,8 @@ func (o Options) maxDepth() int {
 type Result struct {
 	DAG *DAG
 	// Statuses has one entry per HTTPProxy, ExtensionService and
-	// TLSCertificateDelegation served by this controller, sorted by key.
+	// TLSCertificateDelegation served by this controller, and per
+	// TrafficSplit with Options.Mesh, sorted by key.
 	Statuses []*Status
 }
 
@@ -65,7 +69,14 @@ func Build(snap *objects.Snapshot, opts Options) *Result {
 	for _, p := range roots {
 		results = append(results, BuildRoot(snap, opts, p, exts))
 	}
-	return Assemble(snap, opts, results, exts)
+	res := Assemble(snap, opts, results, exts)
+	if opts.Mesh {
+		m := BuildMesh(snap)
+		res.DAG.Mesh = m.Services
+		// TrafficSplit keys sort after every kind Assemble reports.
+		res.Statuses = append(res.Statuses, m.Statuses...)
+	}
+	return res
 }
 
 // rootProxies returns the proxies with a virtualhost served by this

@@ -32,6 +32,10 @@ type DAG struct {
 	Secrets []*Secret
 	// DNSNames are the names the DNS balancer answers, sorted.
 	DNSNames []DNSName
+	// Mesh is the mesh's selection of the graph (mesh.go), sorted by
+	// Service; empty unless Options.Mesh is set. Its clusters are not in
+	// Clusters: the ingress never serves them.
+	Mesh []*MeshService
 }
 
 // VirtualHost is one host name on one listener.

@@ -102,6 +102,7 @@ func translateAll(d *dag.DAG, snap *objects.Snapshot) map[xdsres.Group]*translat
 		xdsres.GroupEnvoy: translator.Envoy(d, snap, o),
 		xdsres.GroupGRPC:  translator.GRPC(d, snap, o),
 		xdsres.GroupDNS:   translator.DNS(d, snap, o),
+		xdsres.GroupMesh:  translator.MeshNode(d, snap, o),
 	}
 }
 

@@ -13,8 +13,9 @@ import (
 )
 
 // compact makes a decoded object smaller as it is read. It drops what no
-// build reads (a Service's selector: endpoints come from EndpointSlices;
-// managedFields and kubectl's last-applied copy of the object), and the strings that
+// build reads (managedFields and kubectl's last-applied copy of the
+// object; a Service's selector is kept, since the mesh reads it to find
+// the pods a TrafficTarget names), and the strings that
 // thousands of objects repeat (apiVersion, kind, namespace, label keys,
 // port names, protocols, zones) are shared instead of each object holding
 // its own copy, and so are the endpoint conditions, which are pointers to
@@ -38,7 +39,7 @@ func compact(obj runtime.Object) {
 			p.Name = intern(p.Name)
 			p.Protocol = corev1.Protocol(intern(string(p.Protocol)))
 		}
-		o.Spec.Selector = nil
+		o.Spec.Selector = internMap(o.Spec.Selector)
 	case *switchyardv1.HTTPProxy:
 		compactMeta(&o.TypeMeta, &o.ObjectMeta)
 	case *corev1.Secret:

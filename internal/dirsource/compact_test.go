@@ -41,8 +41,9 @@ endpoints: [{addresses: [10.0.0.2], zone: zone-a, conditions: {ready: true}}]
 		t.Fatalf("%d objects, problems %v", len(objs), problems)
 	}
 	svc := objs[0].obj.(*corev1.Service)
-	if svc.Spec.Selector != nil || svc.ManagedFields != nil || len(svc.Annotations) != 1 || svc.Annotations["keep"] != "me" {
-		t.Errorf("selector %v, managedFields %v, annotations %v: want none, none, keep only", svc.Spec.Selector, svc.ManagedFields, svc.Annotations)
+	// The selector stays: the mesh reads it to find a Service's pods.
+	if svc.Spec.Selector["app"] != "web" || svc.ManagedFields != nil || len(svc.Annotations) != 1 || svc.Annotations["keep"] != "me" {
+		t.Errorf("selector %v, managedFields %v, annotations %v: want app=web, none, keep only", svc.Spec.Selector, svc.ManagedFields, svc.Annotations)
 	}
 	a, b := objs[1].obj.(*discoveryv1.EndpointSlice), objs[2].obj.(*discoveryv1.EndpointSlice)
 	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }

@@ -16,6 +16,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
+	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -35,10 +38,15 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(switchyardv1.AddToScheme(s))
 	utilruntime.Must(switchyardv1alpha1.AddToScheme(s))
+	utilruntime.Must(splitv1alpha4.AddToScheme(s))
+	utilruntime.Must(specsv1alpha4.AddToScheme(s))
+	utilruntime.Must(accessv1alpha3.AddToScheme(s))
 	s.AddKnownTypes(corev1.SchemeGroupVersion,
 		&corev1.Service{}, &corev1.ServiceList{},
 		&corev1.Secret{}, &corev1.SecretList{},
 		&corev1.Node{}, &corev1.NodeList{},
+		&corev1.Namespace{}, &corev1.NamespaceList{},
+		&corev1.Pod{}, &corev1.PodList{},
 		&corev1.List{},
 	)
 	s.AddKnownTypes(discoveryv1.SchemeGroupVersion, &discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{})
@@ -55,6 +63,11 @@ var readAs = map[string]schema.GroupVersion{
 	"Secret":                   corev1.SchemeGroupVersion,
 	"Node":                     corev1.SchemeGroupVersion,
 	"EndpointSlice":            discoveryv1.SchemeGroupVersion,
+	"Namespace":                corev1.SchemeGroupVersion,
+	"TrafficSplit":             splitv1alpha4.SchemeGroupVersion,
+	"HTTPRouteGroup":           specsv1alpha4.SchemeGroupVersion,
+	"TrafficTarget":            accessv1alpha3.SchemeGroupVersion,
+	"Pod":                      corev1.SchemeGroupVersion,
 }
 
 // maxListDepth bounds Lists nested in Lists; real manifests nest at most once.
@@ -241,7 +254,7 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 		d.problem(line, head{Kind: gvk.Kind}, Error, prefix+err.Error())
 		return
 	}
-	if key.Kind == objects.KindNode {
+	if key.Kind.ClusterScoped() {
 		m.SetNamespace("") // cluster-scoped: the API server ignores it too
 	} else if m.GetNamespace() == "" {
 		m.SetNamespace(corev1.NamespaceDefault)
@@ -291,7 +304,7 @@ func (d *fileDecoder) problem(line int, h head, sev Severity, msg string) {
 		Message:   msg,
 	}
 	if k, ok := objects.KindFromString(h.Kind); ok && p.Name != "" {
-		if k == objects.KindNode {
+		if k.ClusterScoped() {
 			p.Namespace = ""
 		} else if p.Namespace == "" {
 			p.Namespace = corev1.NamespaceDefault

@@ -26,7 +26,7 @@ func validateKey(k objects.Key, generateName string) string {
 	if errs := nameOK(k.Name, false); len(errs) > 0 {
 		return fmt.Sprintf("metadata.name %q: %s", k.Name, strings.Join(errs, "; "))
 	}
-	if k.Kind == objects.KindNode {
+	if k.Kind.ClusterScoped() {
 		return ""
 	}
 	if errs := apivalidation.ValidateNamespaceName(k.Namespace, false); len(errs) > 0 {

@@ -30,6 +30,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // Header opens every golden file, so that nobody edits one by hand.
@@ -58,10 +59,12 @@ type Case struct {
 //	globalAuthorization: auth/authz   # --global-authorization auth/authz
 //	drainZones: [zone-b]              # --drain-zone zone-b (repeatable)
 //	ingressClassName: edge-b          # --ingress-class-name edge-b: one gateway's slice
+//	mesh: true                        # --mesh
 type Options struct {
 	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
 	DrainZones          []string `json:"drainZones,omitempty"`
 	IngressClassName    string   `json:"ingressClassName,omitempty"`
+	Mesh                bool     `json:"mesh,omitempty"`
 }
 
 // Dirs returns the case directories under root that have an input.yaml,
@@ -120,6 +123,7 @@ func Load(dir, tmp string) (*Case, error) {
 	}
 	c.Translator.DrainZones = opts.DrainZones
 	c.DAG.IngressClassName = opts.IngressClassName
+	c.DAG.Mesh = opts.Mesh
 	return c, nil
 }
 
@@ -138,6 +142,17 @@ func readOptions(dir string) (Options, error) {
 		return o, fmt.Errorf("%s/options.yaml: %w", dir, err)
 	}
 	return o, nil
+}
+
+// Groups are the groups the case has goldens for: every group, but the
+// mesh's node proxies only for cases run with --mesh (without it that
+// group is always empty).
+func (c *Case) Groups() []string {
+	names := xdsres.Names()
+	if c.DAG.Mesh {
+		return names
+	}
+	return slices.DeleteFunc(names, func(g string) bool { return g == string(xdsres.GroupMesh) })
 }
 
 // Path is the golden file of a group.

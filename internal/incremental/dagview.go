@@ -64,6 +64,7 @@ func (e *Engine) view() *dag.DAG {
 			}
 			return dag.DNSName{}, false
 		}))
+	d.Mesh = old.Mesh
 	e.dag, e.dirty = d, newDAGDirty()
 	return d
 }
@@ -161,5 +162,8 @@ func (e *Engine) materialize() *dag.DAG {
 	sort.Slice(d.Secrets, func(i, j int) bool { return d.Secrets[i].Name < d.Secrets[j].Name })
 	d.DNSNames = e.dnsNames()
 	sort.Slice(d.DNSNames, func(i, j int) bool { return d.DNSNames[i].Name < d.DNSNames[j].Name })
+	if e.mesh.res != nil {
+		d.Mesh = e.mesh.res.Services
+	}
 	return d
 }

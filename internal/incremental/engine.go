@@ -96,6 +96,7 @@ type Engine struct {
 	claims   claims
 	plain    plainHosts
 	statuses statusTable
+	mesh     meshUnit
 	shared   sharedTables
 	https    httpsListener
 	targets  map[xdsres.Group]Targets
@@ -238,6 +239,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	e.dropAssignments()
 	e.touchObjectStatuses()
 	e.statuses.recompute(e)
+	e.updateMesh(ch)
 	e.https.publish(e)
 	e.keepKeyPairsSmall()
 

@@ -67,8 +67,13 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				// ExtensionService.
 				opts.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: "auth", Name: "authz-1"}
 			}
+			initial := keysOfChanges(set.Changes())
+			if seed%2 == 1 {
+				opts.DAG.Mesh = true
+				initial = append(initial, addMesh(snap)...)
+			}
 			e := New(snap, opts)
-			if _, err := e.Update(Changes{Objects: keysOfChanges(set.Changes())}); err != nil {
+			if _, err := e.Update(Changes{Objects: initial}); err != nil {
 				t.Fatal(err)
 			}
 			compare(t, e, snap, opts, "initial build")

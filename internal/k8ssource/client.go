@@ -8,6 +8,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
+	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 )
@@ -20,7 +23,15 @@ func newScheme() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(switchyardv1.AddToScheme(s))
 	utilruntime.Must(switchyardv1alpha1.AddToScheme(s))
+	utilruntime.Must(splitv1alpha4.AddToScheme(s))
+	utilruntime.Must(specsv1alpha4.AddToScheme(s))
+	utilruntime.Must(accessv1alpha3.AddToScheme(s))
 	return s
+}
+
+// crdGroups are the groups served from CRDs, which speak JSON only.
+var crdGroups = map[string]bool{
+	switchyardv1.GroupName: true, splitv1alpha4.GroupName: true, specsv1alpha4.GroupName: true, accessv1alpha3.GroupName: true,
 }
 
 // RESTClient returns a client for one API group version whose requests
@@ -35,7 +46,7 @@ func RESTClient(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, err
 		c.APIPath = "/api"
 	}
 	c.NegotiatedSerializer = serializer.NewCodecFactory(Scheme).WithoutConversion()
-	if gv.Group != switchyardv1.GroupName {
+	if !crdGroups[gv.Group] {
 		c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 		c.ContentType = runtime.ContentTypeProtobuf
 	}

@@ -8,6 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
+	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -34,6 +37,27 @@ var kinds = []kindInfo{
 	{objects.KindEndpointSlice, discoveryv1.SchemeGroupVersion, "endpointslices", true, &discoveryv1.EndpointSlice{}, sameSlice},
 	{objects.KindSecret, corev1.SchemeGroupVersion, "secrets", true, &corev1.Secret{}, sameSecret},
 	{objects.KindNode, corev1.SchemeGroupVersion, "nodes", false, &corev1.Node{}, sameNode},
+}
+
+// meshKinds are watched only with Config.Mesh: a cluster without the SMI
+// CRDs must not keep the source from syncing. Namespaces are read for
+// their mesh annotation, Pods for the ServiceAccount behind each pod IP.
+var meshKinds = []kindInfo{
+	{objects.KindNamespace, corev1.SchemeGroupVersion, "namespaces", false, &corev1.Namespace{}, sameMeta},
+	{objects.KindTrafficSplit, splitv1alpha4.SchemeGroupVersion, "trafficsplits", true, &splitv1alpha4.TrafficSplit{}, sameSpec},
+	{objects.KindHTTPRouteGroup, specsv1alpha4.SchemeGroupVersion, "httproutegroups", true, &specsv1alpha4.HTTPRouteGroup{}, sameSpec},
+	{objects.KindTrafficTarget, accessv1alpha3.SchemeGroupVersion, "traffictargets", true, &accessv1alpha3.TrafficTarget{}, sameSpec},
+	{objects.KindPod, corev1.SchemeGroupVersion, "pods", true, &corev1.Pod{}, samePod},
+}
+
+// samePod compares what the mesh reads of a Pod: its labels (which
+// Services select it), its ServiceAccount and its IPs. Every other change
+// (a container restarting, a condition flipping) causes no build.
+func samePod(a, b runtime.Object) bool {
+	pa, okA := a.(*corev1.Pod)
+	pb, okB := b.(*corev1.Pod)
+	return okA && okB && sameMeta(a, b) && pa.Spec.ServiceAccountName == pb.Spec.ServiceAccountName &&
+		equality.Semantic.DeepEqual(pa.Status.PodIPs, pb.Status.PodIPs)
 }
 
 // sameMeta compares what a build reads of any object's metadata.

@@ -39,7 +39,10 @@ type Config struct {
 	// Namespaces limits the namespaced kinds to these namespaces; empty
 	// watches every namespace. Nodes are cluster-wide either way.
 	Namespaces []string
-	Log        *slog.Logger
+	// Mesh also watches Namespaces, TrafficSplits and HTTPRouteGroups
+	// (serve --mesh).
+	Mesh bool
+	Log  *slog.Logger
 }
 
 // Source watches the API server. It implements server.Source.
@@ -87,8 +90,12 @@ func New(cfg Config) (*Source, error) {
 	if len(cfg.Namespaces) > 0 {
 		namespaces = slices.Compact(slices.Sorted(slices.Values(cfg.Namespaces)))
 	}
-	for i := range kinds {
-		info := &kinds[i]
+	watched := kinds
+	if cfg.Mesh {
+		watched = append(slices.Clip(kinds), meshKinds...)
+	}
+	for i := range watched {
+		info := &watched[i]
 		s.kindInfo[info.kind] = info
 		client, err := RESTClient(cfg.REST, info.gv)
 		if err != nil {

@@ -15,8 +15,11 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 //
 //   - metadata.managedFields and kubectl's last-applied annotation, from
 //     every object;
-//   - a Node's status (images, conditions, addresses): builds read only
-//     its labels and annotations;
+//   - a Node's status (images, conditions, addresses) and a Namespace's
+//     spec and status: builds read only their labels and annotations;
+//   - all of a Pod but its labels, ServiceAccount and IPs, which is what
+//     the mesh reads to tell who calls (the cache would otherwise hold
+//     every container spec of the cluster);
 //   - the data of Secrets that cannot hold a certificate: only
 //     kubernetes.io/tls and Opaque Secrets keep theirs (service account
 //     tokens, registry credentials, Helm releases do not).
@@ -38,6 +41,12 @@ func transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Node:
 		o.Status = corev1.NodeStatus{}
+	case *corev1.Namespace:
+		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}
+	case *corev1.Pod:
+		o.Spec = corev1.PodSpec{ServiceAccountName: o.Spec.ServiceAccountName}
+		o.Status = corev1.PodStatus{PodIPs: o.Status.PodIPs}
+		o.OwnerReferences = nil
 	case *corev1.Secret:
 		if !keepsData(o.Type) {
 			o.Data, o.StringData = nil, nil

@@ -19,6 +19,11 @@ const (
 	KindEndpointSlice
 	KindSecret
 	KindNode
+	KindNamespace
+	KindTrafficSplit
+	KindHTTPRouteGroup
+	KindTrafficTarget
+	KindPod
 )
 
 var kindNames = map[Kind]string{
@@ -29,6 +34,11 @@ var kindNames = map[Kind]string{
 	KindEndpointSlice:            "EndpointSlice",
 	KindSecret:                   "Secret",
 	KindNode:                     "Node",
+	KindNamespace:                "Namespace",
+	KindTrafficSplit:             "TrafficSplit",
+	KindHTTPRouteGroup:           "HTTPRouteGroup",
+	KindTrafficTarget:            "TrafficTarget",
+	KindPod:                      "Pod",
 }
 
 // String returns the Kubernetes kind name.
@@ -49,11 +59,16 @@ func KindFromString(s string) (Kind, bool) {
 	return 0, false
 }
 
-// Key names one object. Nodes have no namespace.
+// Key names one object. Nodes and Namespaces have no namespace.
 type Key struct {
 	Kind      Kind
 	Namespace string
 	Name      string
+}
+
+// ClusterScoped reports whether objects of a kind have no namespace.
+func (k Kind) ClusterScoped() bool {
+	return k == KindNode || k == KindNamespace
 }
 
 // NewKey builds a key from a kind and a namespaced name.

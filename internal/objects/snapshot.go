@@ -11,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
+	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 )
@@ -29,6 +32,15 @@ type Snapshot struct {
 	EndpointSlices    map[types.NamespacedName]*discoveryv1.EndpointSlice
 	Secrets           map[types.NamespacedName]*corev1.Secret
 	Nodes             map[string]*corev1.Node
+	// Namespaces, TrafficSplits and HTTPRouteGroups are read only for the
+	// mesh: a namespace's annotation opts its Services in.
+	Namespaces      map[string]*corev1.Namespace
+	TrafficSplits   map[types.NamespacedName]*splitv1alpha4.TrafficSplit
+	HTTPRouteGroups map[types.NamespacedName]*specsv1alpha4.HTTPRouteGroup
+	// TrafficTargets and Pods decide who may call a mesh Service: Pods
+	// give the ServiceAccount each pod IP runs as.
+	TrafficTargets map[types.NamespacedName]*accessv1alpha3.TrafficTarget
+	Pods           map[types.NamespacedName]*corev1.Pod
 
 	// slicesByService indexes EndpointSlices by the Service they belong to,
 	// so that building a ClusterLoadAssignment touches only its slices.
@@ -49,6 +61,11 @@ func NewSnapshot() *Snapshot {
 		EndpointSlices:    map[types.NamespacedName]*discoveryv1.EndpointSlice{},
 		Secrets:           map[types.NamespacedName]*corev1.Secret{},
 		Nodes:             map[string]*corev1.Node{},
+		Namespaces:        map[string]*corev1.Namespace{},
+		TrafficSplits:     map[types.NamespacedName]*splitv1alpha4.TrafficSplit{},
+		HTTPRouteGroups:   map[types.NamespacedName]*specsv1alpha4.HTTPRouteGroup{},
+		TrafficTargets:    map[types.NamespacedName]*accessv1alpha3.TrafficTarget{},
+		Pods:              map[types.NamespacedName]*corev1.Pod{},
 
 		slicesByService:        map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
 		delegationsByNamespace: map[string]map[string]*switchyardv1.TLSCertificateDelegation{},
@@ -72,6 +89,16 @@ func KeyOf(obj runtime.Object) (Key, error) {
 		return Key{KindSecret, o.Namespace, o.Name}, nil
 	case *corev1.Node:
 		return Key{KindNode, "", o.Name}, nil
+	case *corev1.Namespace:
+		return Key{KindNamespace, "", o.Name}, nil
+	case *splitv1alpha4.TrafficSplit:
+		return Key{KindTrafficSplit, o.Namespace, o.Name}, nil
+	case *specsv1alpha4.HTTPRouteGroup:
+		return Key{KindHTTPRouteGroup, o.Namespace, o.Name}, nil
+	case *accessv1alpha3.TrafficTarget:
+		return Key{KindTrafficTarget, o.Namespace, o.Name}, nil
+	case *corev1.Pod:
+		return Key{KindPod, o.Namespace, o.Name}, nil
 	default:
 		return Key{}, fmt.Errorf("unsupported object type %T", obj)
 	}
@@ -102,6 +129,16 @@ func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
 		s.Secrets[nn] = o
 	case *corev1.Node:
 		s.Nodes[o.Name] = o
+	case *corev1.Namespace:
+		s.Namespaces[o.Name] = o
+	case *splitv1alpha4.TrafficSplit:
+		s.TrafficSplits[nn] = o
+	case *specsv1alpha4.HTTPRouteGroup:
+		s.HTTPRouteGroups[nn] = o
+	case *accessv1alpha3.TrafficTarget:
+		s.TrafficTargets[nn] = o
+	case *corev1.Pod:
+		s.Pods[nn] = o
 	}
 	return key, nil
 }
@@ -126,6 +163,16 @@ func (s *Snapshot) Delete(key Key) {
 		delete(s.Secrets, nn)
 	case KindNode:
 		delete(s.Nodes, key.Name)
+	case KindNamespace:
+		delete(s.Namespaces, key.Name)
+	case KindTrafficSplit:
+		delete(s.TrafficSplits, nn)
+	case KindHTTPRouteGroup:
+		delete(s.HTTPRouteGroups, nn)
+	case KindTrafficTarget:
+		delete(s.TrafficTargets, nn)
+	case KindPod:
+		delete(s.Pods, nn)
 	}
 }
 
@@ -148,6 +195,16 @@ func (s *Snapshot) Get(key Key) runtime.Object {
 		obj = nilSafe(s.Secrets[nn])
 	case KindNode:
 		obj = nilSafe(s.Nodes[key.Name])
+	case KindNamespace:
+		obj = nilSafe(s.Namespaces[key.Name])
+	case KindTrafficSplit:
+		obj = nilSafe(s.TrafficSplits[nn])
+	case KindHTTPRouteGroup:
+		obj = nilSafe(s.HTTPRouteGroups[nn])
+	case KindTrafficTarget:
+		obj = nilSafe(s.TrafficTargets[nn])
+	case KindPod:
+		obj = nilSafe(s.Pods[nn])
 	}
 	return obj
 }

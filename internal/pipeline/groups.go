@@ -24,4 +24,5 @@ var groups = []groupDef{
 	{name: xdsres.GroupEnvoy, staged: true},
 	{name: xdsres.GroupGRPC, staged: true, warmupRoutes: true},
 	{name: xdsres.GroupDNS},
+	{name: xdsres.GroupMesh, staged: true},
 }

@@ -303,5 +303,20 @@ func SnapshotChanges(snap *objects.Snapshot) []objects.Change {
 	for name, o := range snap.Nodes {
 		add(objects.KindNode, types.NamespacedName{Name: name}, o)
 	}
+	for name, o := range snap.Namespaces {
+		add(objects.KindNamespace, types.NamespacedName{Name: name}, o)
+	}
+	for nn, o := range snap.TrafficSplits {
+		add(objects.KindTrafficSplit, nn, o)
+	}
+	for nn, o := range snap.HTTPRouteGroups {
+		add(objects.KindHTTPRouteGroup, nn, o)
+	}
+	for nn, o := range snap.TrafficTargets {
+		add(objects.KindTrafficTarget, nn, o)
+	}
+	for nn, o := range snap.Pods {
+		add(objects.KindPod, nn, o)
+	}
 	return out
 }

@@ -35,6 +35,7 @@ func DNS(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 		res.Clusters = append(res.Clusters, DNSCluster(n, opts))
 		res.Endpoints = append(res.Endpoints, LoadAssignment(n.Name, &n.Cluster.Spec, snap, opts))
 	}
+	res.addMesh(d, func(name string) bool { return seen[name] }, func(ms *dag.MeshService) *Resources { return MeshDNS(ms, snap, opts) })
 	res.sort()
 	return res
 }

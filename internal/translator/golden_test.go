@@ -85,7 +85,7 @@ func goldenCase(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	checkEmbeddedCert(t, c.Input)
-	for _, group := range xdsres.Names() {
+	for _, group := range c.Groups() {
 		t.Run(group, func(t *testing.T) {
 			out, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: xdsres.Group(group)})
 			if err != nil {

@@ -85,7 +85,9 @@ func GRPC(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 	}
 	res := &Resources{}
 	clusters := map[string]*dag.Cluster{}
+	hosts := map[string]bool{}
 	for _, h := range GRPCHosts(d) {
+		hosts[h.FQDN] = true
 		rc := GRPCRouteConfig(h)
 		if rc == nil {
 			continue
@@ -100,6 +102,9 @@ func GRPC(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 	for _, c := range clusters {
 		res.Clusters = append(res.Clusters, GRPCCluster(c, opts))
 		res.Endpoints = append(res.Endpoints, GRPCLoadAssignment(c.Name, &c.Spec, snap, opts))
+	}
+	if d != nil {
+		res.addMesh(d, func(name string) bool { return hosts[name] }, func(ms *dag.MeshService) *Resources { return MeshGRPC(ms, snap, opts) })
 	}
 	res.sort()
 	return res

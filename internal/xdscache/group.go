@@ -12,7 +12,7 @@ import (
 )
 
 // GroupOf maps a connecting node to its group: node metadata
-// switchyard.dev/group (envoy, grpc or dns) decides; else the user agent
+// switchyard.dev/group (envoy, grpc, dns or mesh) decides; else the user agent
 // ("envoy" is Envoy, "gRPC ..." a proxyless gRPC client); else a node id of
 // "coredns" is a DNS balancer; else the node is treated as Envoy. A
 // request without a node (go-control-plane hands one an empty node) is in
@@ -24,7 +24,7 @@ func GroupOf(node *envoy_config_core_v3.Node) xdsres.Group {
 	}
 	if v := node.GetMetadata().GetFields()[xdsres.GroupMetadataKey]; v != nil {
 		switch g := xdsres.Group(v.GetStringValue()); g {
-		case xdsres.GroupEnvoy, xdsres.GroupGRPC, xdsres.GroupDNS:
+		case xdsres.GroupEnvoy, xdsres.GroupGRPC, xdsres.GroupDNS, xdsres.GroupMesh:
 			return g
 		}
 	}

@@ -17,11 +17,14 @@ const (
 	GroupEnvoy Group = "envoy"
 	GroupGRPC  Group = "grpc"
 	GroupDNS   Group = "dns"
-	GroupNone  Group = ""
+	// GroupMesh is the mesh's node proxies: Envoys that receive the mesh
+	// Services' listeners and nothing of the ingress.
+	GroupMesh Group = "mesh"
+	GroupNone Group = ""
 )
 
 // Groups lists every group, in a fixed order.
-var Groups = []Group{GroupEnvoy, GroupGRPC, GroupDNS}
+var Groups = []Group{GroupEnvoy, GroupGRPC, GroupDNS, GroupMesh}
 
 // GroupMetadataKey is the node metadata field that names a node's group.
 const GroupMetadataKey = "switchyard.dev/group"
@@ -48,6 +51,7 @@ var AllowedTypes = map[Group]map[string]bool{
 	GroupEnvoy: {resource.SecretType: true, resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.ScopedRouteType: true, resource.RouteType: true},
 	GroupGRPC:  {resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.RouteType: true},
 	GroupDNS:   {resource.ClusterType: true, resource.EndpointType: true},
+	GroupMesh:  {resource.ClusterType: true, resource.EndpointType: true, resource.ListenerType: true, resource.RouteType: true},
 }
 
 // TypesOf lists the types a group receives, in push order.
