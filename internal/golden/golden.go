@@ -16,11 +16,6 @@ import (
 	"slices"
 	"strings"
 
-	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
-	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
@@ -30,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/render"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
@@ -173,26 +169,9 @@ func (c *Case) Document(out *render.Output) ([]byte, error) {
 // Resources sorts messages, as render.Output holds them, back into a
 // translator.Resources, for xdscheck.Check.
 func Resources(byType map[string][]proto.Message) (*translator.Resources, error) {
-	res := &translator.Resources{}
-	for url, msgs := range byType {
-		for _, m := range msgs {
-			switch r := m.(type) {
-			case *envoy_config_listener_v3.Listener:
-				res.Listeners = append(res.Listeners, r)
-			case *envoy_config_route_v3.ScopedRouteConfiguration:
-				res.ScopedRoutes = append(res.ScopedRoutes, r)
-			case *envoy_config_route_v3.RouteConfiguration:
-				res.Routes = append(res.Routes, r)
-			case *envoy_config_cluster_v3.Cluster:
-				res.Clusters = append(res.Clusters, r)
-			case *envoy_config_endpoint_v3.ClusterLoadAssignment:
-				res.Endpoints = append(res.Endpoints, r)
-			case *envoy_transport_socket_tls_v3.Secret:
-				res.Secrets = append(res.Secrets, r)
-			default:
-				return nil, fmt.Errorf("%s: unexpected resource type %T", url, m)
-			}
-		}
+	var all []proto.Message
+	for _, msgs := range byType {
+		all = append(all, msgs...)
 	}
-	return res, nil
+	return xdscheck.Collect(all)
 }
