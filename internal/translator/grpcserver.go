@@ -17,8 +17,9 @@ import (
 var grpcServerAddresses = []string{"0.0.0.0", "::", "127.0.0.1"}
 
 // GRPCServerListenerName is the name of the server listener that an
-// xDS-enabled gRPC backend of a host, listening on address, uses as its
-// bootstrap's server_listener_resource_name_template (without "%s").
+// xDS-enabled gRPC backend of a host (or of a mesh Service, named
+// "<service>.<namespace>"), listening on address, uses as its bootstrap's
+// server_listener_resource_name_template (without "%s").
 func GRPCServerListenerName(fqdn, address string) string {
 	return GRPCServerListenerPrefix + fqdn + "/" + address
 }
@@ -67,17 +68,24 @@ func GRPCServerListeners(h GRPCHost) []*envoy_config_listener_v3.Listener {
 		grpcMatch(rt.Match)
 		vh.Routes = append(vh.Routes, rt)
 	}
+	return grpcServerListeners(h.FQDN, GRPCRouteName(h.FQDN), vh)
+}
+
+// grpcServerListeners are the server listeners of one name, one per
+// common listening host, all routing by vh with the RBAC filter its
+// policies configure.
+func grpcServerListeners(name, routeConfig string, vh *envoy_config_route_v3.VirtualHost) []*envoy_config_listener_v3.Listener {
 	hcm := toAny(&envoy_filter_network_http_connection_manager_v3.HttpConnectionManager{
 		StatPrefix: grpcStatPrefix,
 		RouteSpecifier: &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_RouteConfig{
-			RouteConfig: &envoy_config_route_v3.RouteConfiguration{Name: GRPCRouteName(h.FQDN), VirtualHosts: []*envoy_config_route_v3.VirtualHost{vh}},
+			RouteConfig: &envoy_config_route_v3.RouteConfiguration{Name: routeConfig, VirtualHosts: []*envoy_config_route_v3.VirtualHost{vh}},
 		},
 		HttpFilters: []*envoy_filter_network_http_connection_manager_v3.HttpFilter{rbacFilter(), routerFilter()},
 	})
 	out := make([]*envoy_config_listener_v3.Listener, 0, len(grpcServerAddresses))
 	for _, addr := range grpcServerAddresses {
 		out = append(out, &envoy_config_listener_v3.Listener{
-			Name:    GRPCServerListenerName(h.FQDN, addr),
+			Name:    GRPCServerListenerName(name, addr),
 			Address: socketAddress(addr, 0),
 			FilterChains: []*envoy_config_listener_v3.FilterChain{{
 				Filters: []*envoy_config_listener_v3.Filter{{

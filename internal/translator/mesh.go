@@ -37,10 +37,12 @@ func MeshRouteName(ms *dag.MeshService, port int32) string {
 
 // MeshGRPC returns the grpc group's resources of one mesh Service: per
 // port, an API listener "<name>:<port>" and its route configuration, plus
-// "<name>" for the lowest port (a dial target without a port), and the
-// clusters and load assignments those routes use.
+// "<name>" for the lowest port (a dial target without a port), the
+// clusters and load assignments those routes use, and the server
+// listeners its xDS-enabled backends enforce TrafficTargets with
+// (MeshGRPCServerListeners).
 func MeshGRPC(ms *dag.MeshService, snap *objects.Snapshot, opts Options) *Resources {
-	res := &Resources{}
+	res := &Resources{Listeners: MeshGRPCServerListeners(ms)}
 	clusters := map[string]*dag.Cluster{}
 	for i, p := range ms.Ports {
 		rn := MeshRouteName(ms, p.Port)

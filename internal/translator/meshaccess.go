@@ -4,6 +4,7 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_config_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
+	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	envoy_filter_http_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	envoy_filter_network_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/rbac/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -12,9 +13,11 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/dag"
 )
 
-// The node proxy enforces TrafficTargets with Envoy's RBAC filters: the
-// caller is the connection's peer address (direct_remote_ip), the pod IP
-// of a workload that reached its node's proxy directly. On HTTP ports the
+// The node proxy enforces TrafficTargets with Envoy's RBAC filters, and
+// the xDS-enabled gRPC backends of mesh Services with gRPC's (the same
+// rules, see MeshGRPCServerListeners): the caller is the connection's peer
+// address (direct_remote_ip), the pod IP of a workload that reached its
+// node's proxy, or the backend itself, directly. On HTTP ports the
 // HCM's own RBAC filter (policyFilters), which enforces nothing itself,
 // carries them: each virtual host whose Service has targets brings its
 // own rules (meshVirtualHostRBAC), so that an open Service on the same
@@ -68,4 +71,24 @@ func meshNetworkRBACFilter(statPrefix string, a *dag.MeshAccess) *envoy_config_l
 			Rules:      meshRBAC(a),
 		})},
 	}
+}
+
+// MeshGRPCServerListeners are the server listeners of a mesh Service, for
+// its xDS-enabled gRPC backends (gRFC A36): a proxyless client picks a
+// backend itself and reaches it directly, so no proxy is in between to
+// judge the caller, and the backend enforces the TrafficTargets with
+// gRPC's RBAC filter (gRFC A41), configured as the node proxy's virtual
+// host is. A Service no target names gets them too, open, so that a
+// target added or removed later never takes a backend out of service.
+func MeshGRPCServerListeners(ms *dag.MeshService) []*envoy_config_listener_v3.Listener {
+	vh := &envoy_config_route_v3.VirtualHost{
+		Name:    ms.Name,
+		Domains: []string{"*"},
+		Routes: []*envoy_config_route_v3.Route{{
+			Match:  &envoy_config_route_v3.RouteMatch{PathSpecifier: &envoy_config_route_v3.RouteMatch_Prefix{Prefix: "/"}},
+			Action: &envoy_config_route_v3.Route_NonForwardingAction{NonForwardingAction: &envoy_config_route_v3.NonForwardingAction{}},
+		}},
+		TypedPerFilterConfig: meshVirtualHostRBAC(ms.Access),
+	}
+	return grpcServerListeners(ms.Name, GRPCServerListenerPrefix+ms.Name, vh)
 }
