@@ -148,3 +148,73 @@ func TestMeshKinds(t *testing.T) {
 		return o != nil && o.Spec.Backends[0].Weight == 10
 	})
 }
+
+// createPod creates a Pod running as a ServiceAccount, with an IP.
+func createPod(t *testing.T, ns, name, serviceAccount, ip string) {
+	t.Helper()
+	ctx := context.Background()
+	pod, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       corev1.PodSpec{ServiceAccountName: serviceAccount, Containers: []corev1.Container{{Name: "app", Image: "app"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+	if _, err := env.Client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// annotateNamespace sets or (with "") removes the mesh annotation.
+func annotateNamespace(t *testing.T, ns, value string) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Annotations = map[string]string{}
+	if value != "" {
+		n.Annotations["switchyard.dev/mesh"] = value
+	}
+	if _, err := env.Client.CoreV1().Namespaces().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMeshPodsOnlyInMeshNamespaces: the source passes on the Pods of
+// the namespaces in the mesh (annotated, or with an annotated Service)
+// and no others; a namespace that joins has its Pods passed on without a
+// restart, and one that leaves has them removed.
+func TestMeshPodsOnlyInMeshNamespaces(t *testing.T) {
+	outside, annotated, withService := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	annotateNamespace(t, annotated, "true")
+	_, err := env.Client.CoreV1().Services(withService).Create(context.Background(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "reviews", Namespace: withService, Annotations: map[string]string{"switchyard.dev/mesh": "true"}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{outside, annotated, withService} {
+		createPod(t, ns, "p", "app", "10.3.0.1")
+	}
+	r := startSourceWith(t, k8ssource.Config{Namespaces: []string{outside, annotated, withService}, Mesh: true})
+	podKey := func(ns string) objects.Key { return objects.Key{Kind: objects.KindPod, Namespace: ns, Name: "p"} }
+	for ns, want := range map[string]bool{outside: false, annotated: true, withService: true} {
+		if _, got := r.initial[podKey(ns)]; got != want {
+			t.Errorf("Pod of namespace %s in the initial objects: %v, want %v", ns, got, want)
+		}
+	}
+
+	annotateNamespace(t, outside, "true")
+	r.waitChange(t, podKey(outside), "the Pod of a namespace that joined the mesh", func(c objects.Change) bool {
+		p, _ := c.Object.(*corev1.Pod)
+		return p != nil && p.Spec.ServiceAccountName == "app" && len(p.Status.PodIPs) == 1
+	})
+	annotateNamespace(t, outside, "")
+	r.waitChange(t, podKey(outside), "the Pod's removal once its namespace left the mesh", func(c objects.Change) bool {
+		return c.Object == nil
+	})
+}

@@ -8,7 +8,8 @@
 // object is one change, a batch never holds a version older than the
 // cache, and an update that a build would not see (a status write, a Node
 // heartbeat) is dropped. Secrets are passed on only while some object
-// references them (secrets.go).
+// references them (secrets.go), Pods only while their namespace is in the
+// mesh (meshpods.go).
 package k8ssource
 
 import (
@@ -59,6 +60,9 @@ type Source struct {
 	refs    *secretRefs
 	emitted map[objects.Key]runtime.Object
 	started bool
+	// meshNS, with Config.Mesh, are the namespaces whose Pods reach
+	// builds (meshpods.go).
+	meshNS *meshNamespaces
 }
 
 // watch is one informer: one kind in one namespace (or all).
@@ -93,6 +97,7 @@ func New(cfg Config) (*Source, error) {
 	watched := kinds
 	if cfg.Mesh {
 		watched = append(slices.Clip(kinds), meshKinds...)
+		s.meshNS = newMeshNamespaces()
 	}
 	for i := range watched {
 		info := &watched[i]
@@ -256,6 +261,7 @@ func (s *Source) take() []objects.Change {
 	dirty := s.dirty
 	s.dirty = map[objects.Key]struct{}{}
 	s.mu.Unlock()
+	s.updateMeshNamespaces(dirty)
 
 	keys := make([]objects.Key, 0, len(dirty))
 	for k := range dirty {
@@ -270,6 +276,9 @@ func (s *Source) take() []objects.Change {
 			continue
 		}
 		obj := s.Get(k)
+		if k.Kind == objects.KindPod && !s.podInMesh(k.Namespace) {
+			obj = nil
+		}
 		out = s.diff(k, obj, out)
 		switch k.Kind {
 		case objects.KindHTTPProxy, objects.KindExtensionService, objects.KindTLSCertificateDelegation:

@@ -19,7 +19,9 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 //     spec and status: builds read only their labels and annotations;
 //   - all of a Pod but its labels, ServiceAccount and IPs, which is what
 //     the mesh reads to tell who calls (the cache would otherwise hold
-//     every container spec of the cluster);
+//     every container spec of the cluster). Pods of every namespace keep
+//     that much, so that a namespace joining the mesh needs no re-list;
+//     only those of mesh namespaces reach builds (meshpods.go);
 //   - the data of Secrets that cannot hold a certificate: only
 //     kubernetes.io/tls and Opaque Secrets keep theirs (service account
 //     tokens, registry credentials, Helm releases do not).
