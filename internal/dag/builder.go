@@ -52,7 +52,7 @@ type Result struct {
 	DAG *DAG
 	// Statuses has one entry per HTTPProxy, ExtensionService and
 	// TLSCertificateDelegation served by this controller, and per
-	// TrafficSplit with Options.Mesh, sorted by key.
+	// TrafficSplit and TrafficTarget with Options.Mesh, sorted by key.
 	Statuses []*Status
 }
 

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -116,4 +118,77 @@ func TestMeshSplitEdit(t *testing.T) {
 	got := shares(counts, serviceOf)
 	t.Logf("split once the edit arrived: a %.1f%%, b %.1f%%", got["a"], got["b"])
 	checkShares(t, got, map[string]float64{"a": 10, "b": 90})
+}
+
+// TestMeshSplitStatusShown serves a split with a missing backend: the
+// admin endpoint (/debug/xds) and the console (/api/objects) show its
+// status, naming the field, and once the backend exists both say valid.
+func TestMeshSplitStatusShown(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "ns.yaml", meshNamespaceYAML)
+	writeFile(t, dir, "reviews.yaml", serviceYAML("shop", "reviews"))
+	writeFile(t, dir, "a.yaml", serviceYAML("shop", "a"))
+	writeFile(t, dir, "split.yaml", splitYAML(70, 30))
+	s := meshControlPlane(t, dir)
+	want := "spec.backends[1].service: Service shop/b not found"
+	waitFor(t, 10*time.Second, "the split's status to name the missing backend", func() bool {
+		st, ok := splitStatus(t, s)
+		return ok && st.CurrentStatus == "invalid" && len(st.Errors) == 1 && st.Errors[0].Reason == "ServiceNotFound" && st.Errors[0].Message == want
+	})
+	row := consoleSplit(t, s)
+	if row.State != "invalid" || len(row.Errors) != 1 || row.Errors[0].Message != want {
+		t.Fatalf("the console shows the split as %+v, want invalid: %s", row, want)
+	}
+	writeFile(t, dir, "b.yaml", serviceYAML("shop", "b"))
+	waitFor(t, 10*time.Second, "the split to be valid", func() bool {
+		st, ok := splitStatus(t, s)
+		return ok && st.CurrentStatus == "valid"
+	})
+	if row := consoleSplit(t, s); row.State != "valid" || len(row.Errors) != 0 {
+		t.Fatalf("the console shows the fixed split as %+v", row)
+	}
+}
+
+// splitStatus is the status of TrafficSplit shop/reviews in /debug/xds.
+func splitStatus(t *testing.T, s *server.Server) (proxyState, bool) {
+	t.Helper()
+	var doc struct{ Statuses []proxyState }
+	getJSON(t, s, "/debug/xds?group=grpc&format=json", &doc)
+	for _, st := range doc.Statuses {
+		if st.Kind == "TrafficSplit" && st.Namespace == "shop" && st.Name == "reviews" {
+			return st, true
+		}
+	}
+	return proxyState{}, false
+}
+
+type consoleRow struct {
+	State  string
+	Errors []struct{ Reason, Message string }
+}
+
+// consoleSplit is the console's row of TrafficSplit shop/reviews.
+func consoleSplit(t *testing.T, s *server.Server) consoleRow {
+	t.Helper()
+	var doc struct{ Items []consoleRow }
+	getJSON(t, s, "/api/objects?kind=TrafficSplit&namespace=shop&q=reviews", &doc)
+	if len(doc.Items) != 1 {
+		t.Fatalf("the console lists %d TrafficSplits shop/reviews, want 1", len(doc.Items))
+	}
+	return doc.Items[0]
+}
+
+func getJSON(t *testing.T, s *server.Server, path string, into any) {
+	t.Helper()
+	resp, err := http.Get("http://" + s.AdminAddr().String() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", path, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -37,6 +39,10 @@ func fieldsOf(obj runtime.Object) (fields, bool) {
 		return fields{&o.Status.CurrentStatus, &o.Status.Description, &o.Status.Conditions}, true
 	case *switchyardv1.TLSCertificateDelegation:
 		return fields{nil, nil, &o.Status.Conditions}, true
+	case *splitv1alpha4.TrafficSplit:
+		return fields{&o.Status.CurrentStatus, &o.Status.Description, &o.Status.Conditions}, true
+	case *accessv1alpha3.TrafficTarget:
+		return fields{&o.Status.CurrentStatus, &o.Status.Description, &o.Status.Conditions}, true
 	}
 	return fields{}, false
 }

@@ -1,5 +1,6 @@
 // Package status writes what the builds concluded about each HTTPProxy,
-// ExtensionService and TLSCertificateDelegation back to the API server:
+// ExtensionService and TLSCertificateDelegation (and, for the mesh, each
+// TrafficSplit and TrafficTarget) back to the API server:
 // status.currentStatus, status.description, a Valid condition that lists
 // every error and warning, and a Programmed condition that says what the
 // data plane did with the object (SetProgrammed).
@@ -31,6 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -134,12 +137,25 @@ func New(cfg Config) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	split, err := k8ssource.RESTClient(cfg.REST, splitv1alpha4.SchemeGroupVersion)
+	if err != nil {
+		return nil, err
+	}
+	access, err := k8ssource.RESTClient(cfg.REST, accessv1alpha3.SchemeGroupVersion)
+	if err != nil {
+		return nil, err
+	}
 	w := &Writer{
 		cfg: cfg,
 		clients: map[objects.Kind]resourceClient{
 			objects.KindHTTPProxy:                {v1, "httpproxies", func() runtime.Object { return &switchyardv1.HTTPProxy{} }},
 			objects.KindTLSCertificateDelegation: {v1, "tlscertificatedelegations", func() runtime.Object { return &switchyardv1.TLSCertificateDelegation{} }},
 			objects.KindExtensionService:         {v1alpha1, "extensionservices", func() runtime.Object { return &switchyardv1alpha1.ExtensionService{} }},
+			// The SMI kinds have a status only as Switchyard's CRDs define
+			// them; against SMI's own, which have no status subresource,
+			// the write ends as not found and is not retried.
+			objects.KindTrafficSplit:  {split, "trafficsplits", func() runtime.Object { return &splitv1alpha4.TrafficSplit{} }},
+			objects.KindTrafficTarget: {access, "traffictargets", func() runtime.Object { return &accessv1alpha3.TrafficTarget{} }},
 		},
 		limiter:    rate.NewLimiter(rate.Limit(cfg.QPS), cfg.Burst),
 		metrics:    newMetrics(cfg.Registry),

@@ -2,6 +2,8 @@ package v1alpha3
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 )
 
 // TrafficTarget allows the pods running as the source ServiceAccounts to
@@ -11,11 +13,37 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:categories=smi
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.currentStatus",description="valid or invalid"
+// +kubebuilder:printcolumn:name="Status Description",type="string",JSONPath=".status.description",description="What is wrong, if anything"
 type TrafficTarget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec TrafficTargetSpec `json:"spec"`
+	// Status is Switchyard's addition to SMI's schema (see TrafficTargetStatus).
+	// +optional
+	Status TrafficTargetStatus `json:"status,omitempty"`
+}
+
+// TrafficTargetStatus is what Switchyard found of the TrafficTarget, as on an HTTPProxy: a subject of another kind,
+// a name missing, a rule not supported.
+// SMI's schema has no status; it is Switchyard's addition, written only
+// where the CRD has the status subresource, as those of examples/deploy
+// do (SMI's upstream CRDs do not, and then nothing is written).
+type TrafficTargetStatus struct {
+	// CurrentStatus is valid or invalid.
+	// +optional
+	CurrentStatus string `json:"currentStatus,omitempty"`
+	// Description is a one-line summary of CurrentStatus.
+	// +optional
+	Description string `json:"description,omitempty"`
+	// Conditions carry every error and warning found, each naming the
+	// field.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []switchyardv1.DetailedCondition `json:"conditions,omitempty"`
 }
 
 // TrafficTargetSpec is the destination, its allowed sources and the
