@@ -324,24 +324,32 @@ func splitMatches(snap *objects.Snapshot, st *Status, ns string, i int, ref spli
 	}
 	var out []MeshRoute
 	for j, m := range g.Spec.Matches {
-		r := MeshRoute{Match: ref.Name + "/" + m.Name, PathRegex: m.PathRegex}
-		for _, meth := range m.Methods {
-			if meth == "*" {
-				r.Methods = nil
-				break
-			}
-			r.Methods = append(r.Methods, strings.ToUpper(meth))
-		}
-		for _, h := range slices.Sorted(maps.Keys(m.Headers)) {
-			r.Headers = append(r.Headers, HeaderMatch{Name: strings.ToLower(h), Kind: MatchRegex, Value: m.Headers[h]})
-		}
-		if msg := checkRegexes(r); msg != "" {
+		r, msg := routeGroupMatch(ref.Name, m)
+		if msg != "" {
 			st.addError(ErrSplit, "InvalidMatch", "HTTPRouteGroup %s/%s spec.matches[%d]: %s", ns, ref.Name, j, msg)
 			continue
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// routeGroupMatch is one match of an HTTPRouteGroup as the mesh reads it,
+// for splits and TrafficTargets alike; msg, when not "", says which
+// regular expression RE2 rejects.
+func routeGroupMatch(group string, m specsv1alpha4.HTTPMatch) (r MeshRoute, msg string) {
+	r = MeshRoute{Match: group + "/" + m.Name, PathRegex: m.PathRegex}
+	for _, meth := range m.Methods {
+		if meth == "*" {
+			r.Methods = nil
+			break
+		}
+		r.Methods = append(r.Methods, strings.ToUpper(meth))
+	}
+	for _, h := range slices.Sorted(maps.Keys(m.Headers)) {
+		r.Headers = append(r.Headers, HeaderMatch{Name: strings.ToLower(h), Kind: MatchRegex, Value: m.Headers[h]})
+	}
+	return r, checkRegexes(r)
 }
 
 // checkRegexes rejects what Envoy's RE2 would: a NACK would take every

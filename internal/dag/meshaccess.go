@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
@@ -20,13 +21,26 @@ const ErrTarget = "TargetError"
 // MeshAccess is who may call a mesh Service: the pod IPs that run as a
 // source ServiceAccount of a TrafficTarget whose destination runs the
 // Service's pods. A Service no TrafficTarget names has none (it is open);
-// once one names it, only Sources may call it, and an empty Sources
-// denies everyone.
+// once one names it, only what its Policies allow is allowed, and a
+// policy without sources allows no one.
 type MeshAccess struct {
 	// Targets are the TrafficTargets that apply, sorted.
 	Targets []types.NamespacedName
+	// Policies are what each of Targets allows, in the same order.
+	Policies []MeshPolicy
+}
+
+// MeshPolicy is what one TrafficTarget allows: requests from Sources,
+// any request with AnyRequest (the target has no rules), else those
+// matching one of Requests, the HTTPRouteGroup matches its rules name.
+// An invalid target has neither sources nor requests.
+type MeshPolicy struct {
+	Target types.NamespacedName
 	// Sources are single-address prefixes, sorted.
-	Sources []netip.Prefix
+	Sources    []netip.Prefix
+	AnyRequest bool
+	// Requests have no Cluster; a request matching one is allowed.
+	Requests []MeshRoute
 }
 
 // serviceAccount is a namespace and ServiceAccount name.
@@ -97,47 +111,63 @@ func applyTargets(snap *objects.Snapshot, res *MeshResult) {
 	sort.Slice(names, func(i, j int) bool {
 		return lessObject(names[i].Namespace, names[i].Name, names[j].Namespace, names[j].Name)
 	})
-	type grant struct {
-		nn      types.NamespacedName
-		sources []netip.Prefix
-	}
-	grants := map[serviceAccount][]grant{}
+	grants := map[serviceAccount][]MeshPolicy{}
+	statuses := map[types.NamespacedName]*Status{}
 	for _, nn := range names {
 		tt := snap.TrafficTargets[nn]
 		st := &Status{Key: objects.NewKey(objects.KindTrafficTarget, nn), Generation: tt.Generation}
 		dest, srcs := checkTarget(nn, tt, st)
-		g := grant{nn: nn}
+		anyRequest, requests := targetRequests(snap, nn, tt, st)
+		g := MeshPolicy{Target: nn}
 		// An invalid target still names its destination, which is then
 		// closed to everyone: a mistake in an access rule must never open
 		// what it was meant to guard.
 		if len(st.Errors) == 0 {
 			for _, sa := range srcs {
-				g.sources = append(g.sources, podPrefixes(bySA[sa])...)
+				g.Sources = append(g.Sources, podPrefixes(bySA[sa])...)
 			}
+			slices.SortFunc(g.Sources, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
+			g.Sources = slices.Compact(g.Sources)
+			g.AnyRequest, g.Requests = anyRequest, requests
 		}
 		if dest.Name != "" {
 			grants[dest] = append(grants[dest], g)
 		}
-		st.finalize(objects.KindTrafficTarget.String())
-		res.Statuses = append(res.Statuses, st)
+		statuses[nn] = st
 	}
 	for _, ms := range res.Services {
-		var acc *MeshAccess
+		var policies []MeshPolicy
 		for sa := range serviceAccountsOf(snap, snap.Services[ms.Service]) {
-			for _, g := range grants[sa] {
-				if acc == nil {
-					acc = &MeshAccess{}
-				}
-				acc.Targets = append(acc.Targets, g.nn)
-				acc.Sources = append(acc.Sources, g.sources...)
-			}
+			policies = append(policies, grants[sa]...)
 		}
-		if acc != nil {
-			slices.SortFunc(acc.Targets, compareNN)
-			acc.Targets = slices.Compact(acc.Targets)
-			slices.SortFunc(acc.Sources, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
-			acc.Sources = slices.Compact(acc.Sources)
-			ms.Access = acc
+		if len(policies) == 0 {
+			continue
+		}
+		// A target has one destination, so it is here at most once.
+		slices.SortFunc(policies, func(a, b MeshPolicy) int { return compareNN(a.Target, b.Target) })
+		acc := &MeshAccess{Policies: policies}
+		for _, p := range policies {
+			acc.Targets = append(acc.Targets, p.Target)
+			warnTCPRules(statuses[p.Target], ms, p)
+		}
+		ms.Access = acc
+	}
+	for _, nn := range names {
+		statuses[nn].finalize(objects.KindTrafficTarget.String())
+		res.Statuses = append(res.Statuses, statuses[nn])
+	}
+}
+
+// warnTCPRules says where a target's rules cannot apply: a node proxy's
+// TCP port forwards connections, which carry no request a rule could
+// match, so the policy allows nothing there.
+func warnTCPRules(st *Status, ms *MeshService, p MeshPolicy) {
+	if p.AnyRequest || len(p.Sources) == 0 {
+		return
+	}
+	for _, port := range ms.Ports {
+		if !port.HTTP {
+			st.addWarning(ErrTarget, "RulesOnTCPPort", "spec.rules: port %d of Service %s is TCP (its appProtocol is not HTTP), where no request can be matched, so the node proxy admits no connection of this target's sources there", port.Port, ms.Service)
 		}
 	}
 }
@@ -177,12 +207,53 @@ func checkTarget(nn types.NamespacedName, tt *accessv1alpha3.TrafficTarget, st *
 			srcs = append(srcs, sa)
 		}
 	}
+	return dest, srcs
+}
+
+// targetRequests resolves a TrafficTarget's rules: no rules allow any
+// request, else each rule allows the matches it names of an
+// HTTPRouteGroup in the target's namespace (all of them when it names
+// none).
+func targetRequests(snap *objects.Snapshot, nn types.NamespacedName, tt *accessv1alpha3.TrafficTarget, st *Status) (anyRequest bool, requests []MeshRoute) {
+	if len(tt.Spec.Rules) == 0 {
+		return true, nil
+	}
 	for i, r := range tt.Spec.Rules {
-		if len(r.Matches) > 0 {
-			st.addError(ErrTarget, "UnsupportedRule", "%s.matches: allowing only some matches is not supported yet, so this target allows no one", fieldIndex("spec.rules", i))
+		field := fieldIndex("spec.rules", i)
+		if r.Kind != "HTTPRouteGroup" {
+			st.addError(ErrTarget, "UnsupportedRule", "%s.kind: %q is not supported, only HTTPRouteGroup, so this target allows no one", field, r.Kind)
+			continue
+		}
+		g := snap.HTTPRouteGroups[types.NamespacedName{Namespace: nn.Namespace, Name: r.Name}]
+		if g == nil {
+			st.addError(ErrTarget, "RouteGroupNotFound", "%s.name: HTTPRouteGroup %s/%s not found, so this target allows no one", field, nn.Namespace, r.Name)
+			continue
+		}
+		byName := map[string]specsv1alpha4.HTTPMatch{}
+		for _, m := range g.Spec.Matches {
+			byName[m.Name] = m
+		}
+		wanted := r.Matches
+		if len(wanted) == 0 {
+			for _, m := range g.Spec.Matches {
+				wanted = append(wanted, m.Name)
+			}
+		}
+		for j, name := range wanted {
+			m, ok := byName[name]
+			if !ok {
+				st.addError(ErrTarget, "MatchNotFound", "%s.matches[%d]: HTTPRouteGroup %s/%s has no match %q", field, j, nn.Namespace, r.Name, name)
+				continue
+			}
+			req, msg := routeGroupMatch(r.Name, m)
+			if msg != "" {
+				st.addError(ErrTarget, "InvalidMatch", "HTTPRouteGroup %s/%s match %q: %s", nn.Namespace, r.Name, name, msg)
+				continue
+			}
+			requests = append(requests, req)
 		}
 	}
-	return dest, srcs
+	return false, requests
 }
 
 func fieldIndex(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }

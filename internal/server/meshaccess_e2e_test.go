@@ -48,7 +48,9 @@ spec:
 // xDS-enabled gRPC server, enforces the TrafficTarget on its server
 // listener. productpage is allowed throughout and never sees a failed
 // RPC while the target lets other in, leaves it out again, and goes away
-// (the Service is then open to everyone).
+// (the Service is then open to everyone). Then the target gets a rule:
+// productpage may call what an HTTPRouteGroup's match names, UnaryCall
+// and then only EmptyCall, which denies its UnaryCalls.
 func TestMeshTrafficTargetGRPC(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "ns.yaml", meshNamespaceYAML)
@@ -89,5 +91,32 @@ func TestMeshTrafficTargetGRPC(t *testing.T) {
 	if id, err := call(context.Background(), allowed); err != nil || id != "r1" {
 		t.Fatalf("productpage after the changes: %q, %v", id, err)
 	}
+
+	// Rules: productpage may make the requests an HTTPRouteGroup's match
+	// names, by path and method, and no others.
+	writeFile(t, dir, "target.yaml", targetYAML("productpage")+rulesYAML)
+	writeFile(t, dir, "routes.yaml", routeGroupYAML("/grpc\\.testing\\.TestService/UnaryCall"))
+	waitForCode(t, other, codes.PermissionDenied, "other under a target with rules")
+	waitForCode(t, allowed, codes.OK, "productpage's UnaryCall, which the rule's match names")
+	writeFile(t, dir, "routes.yaml", routeGroupYAML("/grpc\\.testing\\.TestService/EmptyCall"))
+	waitForCode(t, allowed, codes.PermissionDenied, "productpage's UnaryCall once the match names only EmptyCall")
 	noNACKs(t, s)
+}
+
+// rulesYAML restricts targetYAML's target to the match calls of the
+// HTTPRouteGroup rpcs.
+const rulesYAML = `  rules:
+  - {kind: HTTPRouteGroup, name: rpcs, matches: [calls]}
+`
+
+// routeGroupYAML is the HTTPRouteGroup rpcs, whose match calls is POSTs
+// to paths matching pathRegex.
+func routeGroupYAML(pathRegex string) string {
+	return fmt.Sprintf(`apiVersion: specs.smi-spec.io/v1alpha4
+kind: HTTPRouteGroup
+metadata: {name: rpcs, namespace: shop}
+spec:
+  matches:
+  - {name: calls, pathRegex: %q, methods: [POST]}
+`, pathRegex)
 }

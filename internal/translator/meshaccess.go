@@ -7,6 +7,7 @@ import (
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	envoy_filter_http_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	envoy_filter_network_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/rbac/v3"
+	envoy_type_matcher_v3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -22,33 +23,66 @@ import (
 // carries them: each virtual host whose Service has targets brings its
 // own rules (meshVirtualHostRBAC), so that an open Service on the same
 // port stays open.
-const (
-	filterNetworkRBAC = "envoy.filters.network.rbac"
-	// meshPolicyName names the one policy: the TrafficTargets' sources.
-	meshPolicyName = "traffic-targets"
-)
+const filterNetworkRBAC = "envoy.filters.network.rbac"
 
-// meshRBAC allows exactly the access's sources. Without sources there is
-// no policy, and an ALLOW RBAC without policies denies everyone: a target
-// whose sources run no pod (yet) closes its destination.
-func meshRBAC(a *dag.MeshAccess) *envoy_config_rbac_v3.RBAC {
+// meshRBAC allows what the access's policies allow, one RBAC policy per
+// TrafficTarget. An ALLOW RBAC without policies denies everyone, so a
+// target whose sources run no pod (yet), or an invalid one, closes its
+// destination. http says whether requests can be read: on a TCP
+// listener a target whose rules allow only some requests allows nothing,
+// as a connection carries no request to match.
+func meshRBAC(a *dag.MeshAccess, http bool) *envoy_config_rbac_v3.RBAC {
 	rules := &envoy_config_rbac_v3.RBAC{Action: envoy_config_rbac_v3.RBAC_ALLOW, Policies: map[string]*envoy_config_rbac_v3.Policy{}}
-	if len(a.Sources) == 0 {
-		return rules
+	for _, mp := range a.Policies {
+		perms := meshPermissions(mp, http)
+		if len(mp.Sources) == 0 || len(perms) == 0 {
+			continue
+		}
+		p := &envoy_config_rbac_v3.Policy{Permissions: perms}
+		for _, src := range mp.Sources {
+			p.Principals = append(p.Principals, &envoy_config_rbac_v3.Principal{
+				Identifier: &envoy_config_rbac_v3.Principal_DirectRemoteIp{DirectRemoteIp: &envoy_config_core_v3.CidrRange{
+					AddressPrefix: src.Addr().String(),
+					PrefixLen:     wrapperspb.UInt32(uint32(src.Bits())),
+				}},
+			})
+		}
+		rules.Policies[mp.Target.String()] = p
 	}
-	p := &envoy_config_rbac_v3.Policy{
-		Permissions: []*envoy_config_rbac_v3.Permission{{Rule: &envoy_config_rbac_v3.Permission_Any{Any: true}}},
-	}
-	for _, src := range a.Sources {
-		p.Principals = append(p.Principals, &envoy_config_rbac_v3.Principal{
-			Identifier: &envoy_config_rbac_v3.Principal_DirectRemoteIp{DirectRemoteIp: &envoy_config_core_v3.CidrRange{
-				AddressPrefix: src.Addr().String(),
-				PrefixLen:     wrapperspb.UInt32(uint32(src.Bits())),
-			}},
-		})
-	}
-	rules.Policies[meshPolicyName] = p
 	return rules
+}
+
+// meshPermissions are the requests a policy allows, any one of which
+// suffices: every request, or the HTTPRouteGroup matches of its rules,
+// each read as the split's matches are routed (the whole path by regex,
+// the method, the headers by regex).
+func meshPermissions(mp dag.MeshPolicy, http bool) []*envoy_config_rbac_v3.Permission {
+	if mp.AnyRequest {
+		return []*envoy_config_rbac_v3.Permission{{Rule: &envoy_config_rbac_v3.Permission_Any{Any: true}}}
+	}
+	if !http {
+		return nil
+	}
+	out := make([]*envoy_config_rbac_v3.Permission, 0, len(mp.Requests))
+	for _, r := range mp.Requests {
+		var and []*envoy_config_rbac_v3.Permission
+		if r.PathRegex != "" {
+			and = append(and, &envoy_config_rbac_v3.Permission{Rule: &envoy_config_rbac_v3.Permission_UrlPath{UrlPath: &envoy_type_matcher_v3.PathMatcher{
+				Rule: &envoy_type_matcher_v3.PathMatcher_Path{Path: &envoy_type_matcher_v3.StringMatcher{
+					MatchPattern: &envoy_type_matcher_v3.StringMatcher_SafeRegex{SafeRegex: regex(r.PathRegex)},
+				}},
+			}}})
+		}
+		for _, h := range meshMatch(r).Headers {
+			and = append(and, &envoy_config_rbac_v3.Permission{Rule: &envoy_config_rbac_v3.Permission_Header{Header: h}})
+		}
+		p := &envoy_config_rbac_v3.Permission{Rule: &envoy_config_rbac_v3.Permission_Any{Any: true}}
+		if len(and) > 0 {
+			p = &envoy_config_rbac_v3.Permission{Rule: &envoy_config_rbac_v3.Permission_AndRules{AndRules: &envoy_config_rbac_v3.Permission_Set{Rules: and}}}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // meshVirtualHostRBAC is the per-virtual-host RBAC of a Service with
@@ -58,7 +92,7 @@ func meshVirtualHostRBAC(a *dag.MeshAccess) map[string]*anypb.Any {
 		return nil
 	}
 	return map[string]*anypb.Any{filterRBAC: toAny(&envoy_filter_http_rbac_v3.RBACPerRoute{
-		Rbac: &envoy_filter_http_rbac_v3.RBAC{Rules: meshRBAC(a)},
+		Rbac: &envoy_filter_http_rbac_v3.RBAC{Rules: meshRBAC(a, true)},
 	})}
 }
 
@@ -68,7 +102,7 @@ func meshNetworkRBACFilter(statPrefix string, a *dag.MeshAccess) *envoy_config_l
 		Name: filterNetworkRBAC,
 		ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(&envoy_filter_network_rbac_v3.RBAC{
 			StatPrefix: statPrefix,
-			Rules:      meshRBAC(a),
+			Rules:      meshRBAC(a, false),
 		})},
 	}
 }

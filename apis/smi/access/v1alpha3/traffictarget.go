@@ -27,7 +27,7 @@ type TrafficTarget struct {
 }
 
 // TrafficTargetStatus is what Switchyard found of the TrafficTarget, as on an HTTPProxy: a subject of another kind,
-// a name missing, a rule not supported.
+// a name missing, a rule not supported or naming no HTTPRouteGroup.
 // SMI's schema has no status; it is Switchyard's addition, written only
 // where the CRD has the status subresource, as those of examples/deploy
 // do (SMI's upstream CRDs do not, and then nothing is written).
