@@ -3,12 +3,14 @@ package status_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
 	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
@@ -16,11 +18,11 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/testenv"
 )
 
-// TestTrafficSplitStatus runs a bad split through what serve --mesh
-// does with it: read by the Kubernetes source, judged by the build,
-// written by the writer to the status subresource that Switchyard's CRD
-// adds to SMI's schema. The write leaves the generation alone, so the
-// source sees no new spec and no build follows it.
+// TestTrafficSplitStatus runs a bad split and a bad target through what
+// serve --mesh does with them: read by the Kubernetes source, judged by
+// the build, written by the writer to the status subresource that
+// Switchyard's CRDs add to SMI's schema. The write leaves the generation
+// alone, so the source sees no new spec and no build follows it.
 func TestTrafficSplitStatus(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
@@ -42,6 +44,18 @@ func TestTrafficSplitStatus(t *testing.T) {
 		},
 	}
 	if err := sc.Post().Namespace(ns).Resource("trafficsplits").Body(split).Do(ctx).Into(split); err != nil {
+		t.Fatal(err)
+	}
+
+	ac, err := k8ssource.RESTClient(env.Config, accessv1alpha3.SchemeGroupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &accessv1alpha3.TrafficTarget{
+		ObjectMeta: metav1.ObjectMeta{Name: "reviews", Namespace: ns},
+		Spec:       accessv1alpha3.TrafficTargetSpec{Destination: accessv1alpha3.IdentityBindingSubject{Kind: "Group", Name: "reviews"}},
+	}
+	if err := ac.Post().Namespace(ns).Resource("traffictargets").Body(target).Do(ctx).Into(target); err != nil {
 		t.Fatal(err)
 	}
 
@@ -82,5 +96,17 @@ func TestTrafficSplitStatus(t *testing.T) {
 	}
 	if got.Generation != split.Generation {
 		t.Fatalf("the status write moved the generation from %d to %d", split.Generation, got.Generation)
+	}
+
+	var tt accessv1alpha3.TrafficTarget
+	testenv.WaitFor(t, 10*time.Second, "the target's status", func() bool {
+		if err := ac.Get().Namespace(ns).Resource("traffictargets").Name("reviews").Do(ctx).Into(&tt); err != nil {
+			t.Fatal(err)
+		}
+		return tt.Status.CurrentStatus != ""
+	})
+	if c := tt.Status.Conditions; tt.Status.CurrentStatus != "invalid" || len(c) != 1 || c[0].Reason != "UnsupportedKind" || len(c[0].Errors) != 1 ||
+		!strings.HasPrefix(c[0].Errors[0].Message, "spec.destination.kind: ") {
+		t.Fatalf("target status %+v, want invalid, UnsupportedKind naming spec.destination.kind", tt.Status)
 	}
 }
