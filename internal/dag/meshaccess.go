@@ -247,7 +247,7 @@ func targetRequests(snap *objects.Snapshot, nn types.NamespacedName, tt *accessv
 			}
 			req, msg := routeGroupMatch(r.Name, m)
 			if msg != "" {
-				st.addError(ErrTarget, "InvalidMatch", "HTTPRouteGroup %s/%s match %q: %s", nn.Namespace, r.Name, name, msg)
+				st.addError(ErrTarget, "InvalidMatch", "%s: HTTPRouteGroup %s/%s match %q: %s", field, nn.Namespace, r.Name, name, msg)
 				continue
 			}
 			requests = append(requests, req)
