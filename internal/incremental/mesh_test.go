@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	accessv1alpha3 "github.com/switchyard-dev/switchyard/apis/smi/access/v1alpha3"
+	specsv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/specs/v1alpha4"
 	splitv1alpha4 "github.com/switchyard-dev/switchyard/apis/smi/split/v1alpha4"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -59,6 +60,20 @@ func addMesh(snap *objects.Snapshot) []objects.Key {
 			},
 		}
 		k, _ = snap.Upsert(tt)
+		keys = append(keys, k)
+		// A second target lets the first Service's own pods make the
+		// requests an HTTPRouteGroup's match names: rules to resolve.
+		rg := &specsv1alpha4.HTTPRouteGroup{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reads"},
+			Spec:       specsv1alpha4.HTTPRouteGroupSpec{Matches: []specsv1alpha4.HTTPMatch{{Name: "get", PathRegex: "/Get.*", Methods: []string{"POST"}}}},
+		}
+		k, _ = snap.Upsert(rg)
+		keys = append(keys, k)
+		reads := tt.DeepCopy()
+		reads.Name = "reads"
+		reads.Spec.Sources = []accessv1alpha3.IdentityBindingSubject{{Kind: "ServiceAccount", Name: names[0]}}
+		reads.Spec.Rules = []accessv1alpha3.TrafficTargetRule{{Kind: "HTTPRouteGroup", Name: "reads"}}
+		k, _ = snap.Upsert(reads)
 		keys = append(keys, k)
 	}
 	return keys
