@@ -6,6 +6,7 @@ import (
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
+	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
@@ -16,6 +17,10 @@ import (
 // such a name comes or goes, and only then.
 type plainHosts struct {
 	names map[string]bool
+	// rateLimited are the plain hosts that use the rate limit service,
+	// whose filter the listener carries (see
+	// translator.HTTPListener).
+	rateLimited map[string]*dag.RateLimitService
 	// changed is set when a name the listener lists came or went.
 	changed bool
 }
@@ -38,6 +43,39 @@ func (p *plainHosts) set(fqdn string, present bool) {
 	}
 }
 
+// setRateLimit records the rate limit service a plain host uses, nil for
+// none, and marks the listener changed when its filter changes.
+func (p *plainHosts) setRateLimit(fqdn string, svc *dag.RateLimitService) {
+	if p.rateLimited == nil {
+		p.rateLimited = map[string]*dag.RateLimitService{}
+	}
+	if svc.Same(p.rateLimited[fqdn]) {
+		return
+	}
+	before := p.rateLimitService()
+	if svc == nil {
+		delete(p.rateLimited, fqdn)
+	} else {
+		p.rateLimited[fqdn] = svc
+	}
+	if !before.Same(p.rateLimitService()) {
+		p.changed = true
+	}
+}
+
+// rateLimitService is the service of the first rate-limited host in name
+// order, as a full build chooses it.
+func (p *plainHosts) rateLimitService() *dag.RateLimitService {
+	var out *dag.RateLimitService
+	first := ""
+	for fqdn, svc := range p.rateLimited {
+		if out == nil || fqdn < first {
+			out, first = svc, fqdn
+		}
+	}
+	return out
+}
+
 func (p *plainHosts) sorted() []string {
 	out := make([]string, 0, len(p.names))
 	for n := range p.names {
@@ -54,6 +92,6 @@ func (e *Engine) publishHTTPListener() {
 		return
 	}
 	e.plain.changed = false
-	l := translator.HTTPListener(e.cfg.Translator, e.plain.sorted())
+	l := translator.HTTPListener(e.cfg.Translator, e.plain.sorted(), e.plain.rateLimitService())
 	e.set(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(l)))
 }
