@@ -73,3 +73,18 @@ func TestRateLimitDefaultPolicyFlag(t *testing.T) {
 		t.Fatalf("a good default policy: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestExplainGlobalRateLimit: explain says which routes of the example
+// ask the rate limit service; /healthz disables the host's descriptors.
+func TestExplainGlobalRateLimit(t *testing.T) {
+	for path, want := range map[string]string{
+		"/healthz": "[ratelimit] skipped: the route ignores the virtual host's rate_limits",
+		"/api/x":   "[ratelimit] applies: the rate limit service (domain \"switchyard\") decides",
+		"/":        "[ratelimit] applies",
+	} {
+		out, errOut, code := run(t, "explain", "--source", "../../examples/ratelimit", "--rate-limit-service", "rl/ratelimit", "--url", "http://shop.example.com"+path)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, stderr %q, output lacks %q:\n%s", path, code, errOut, want, out)
+		}
+	}
+}
