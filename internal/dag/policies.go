@@ -78,11 +78,28 @@ func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
 	}
 	if vh := res.Insecure; vh != nil {
 		vh.HostPolicies = p
+		if !forwardsAny(vh.Routes) {
+			// Only redirects to https: Envoy asks the rate limit service
+			// for forwarded requests only, so the shared plain listener
+			// needs no filter for this host.
+			vh.GlobalRateLimits, vh.RateLimitService = nil, nil
+		}
 	}
 	if svh := res.Secure; svh != nil && svh.TCPProxy == nil {
 		svh.HostPolicies = p
 		svh.JWT = rb.hostPolicy.jwt
 	}
+}
+
+// forwardsAny reports whether some route forwards requests, as opposed
+// to redirecting or answering them.
+func forwardsAny(routes []*Route) bool {
+	for _, r := range routes {
+		if r != nil && r.Forward != nil && !r.HTTPSRedirect {
+			return true
+		}
+	}
+	return false
 }
 
 // routePolicies validates a route's traffic policies; each failure is
