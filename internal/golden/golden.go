@@ -62,14 +62,16 @@ type Case struct {
 //	rateLimitXHeaders: true           # --rate-limit-x-headers
 //	rateLimitDefaultPolicy: {...}     # --rate-limit-default-policy, inline
 type Options struct {
-	GlobalAuthorization    string                              `json:"globalAuthorization,omitempty"`
+	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
+	DrainZones          []string `json:"drainZones,omitempty"`
+	IngressClassName    string   `json:"ingressClassName,omitempty"`
+	Mesh                bool     `json:"mesh,omitempty"`
+
+	// Global rate limiting (site/rate-limiting.md).
 	RateLimitService       string                              `json:"rateLimitService,omitempty"`
 	RateLimitFailOpen      bool                                `json:"rateLimitFailOpen,omitempty"`
 	RateLimitXHeaders      bool                                `json:"rateLimitXHeaders,omitempty"`
 	RateLimitDefaultPolicy *switchyardv1.GlobalRateLimitPolicy `json:"rateLimitDefaultPolicy,omitempty"`
-	DrainZones             []string                            `json:"drainZones,omitempty"`
-	IngressClassName       string                              `json:"ingressClassName,omitempty"`
-	Mesh                   bool                                `json:"mesh,omitempty"`
 }
 
 // Dirs returns the case directories under root that have an input.yaml,
@@ -135,6 +137,9 @@ func Load(dir, tmp string) (*Case, error) {
 	return c, nil
 }
 
+// rateLimitOptions sets the rate limit flags of options.yaml on d; the
+// default policy is checked as --rate-limit-default-policy checks its
+// file.
 func rateLimitOptions(dir string, opts Options, d *dag.Options) error {
 	if rl := opts.RateLimitService; rl != "" {
 		ns, name, ok := strings.Cut(rl, "/")

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
-
 	"github.com/switchyard-dev/switchyard/internal/churn"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
