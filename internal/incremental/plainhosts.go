@@ -21,6 +21,10 @@ type plainHosts struct {
 	// whose filter the listener carries (see
 	// translator.HTTPListener).
 	rateLimited map[string]*dag.RateLimitService
+	// rlChanged is set when rateLimited changed; rlPublished is the
+	// service of the listener last published.
+	rlChanged   bool
+	rlPublished *dag.RateLimitService
 	// changed is set when a name the listener lists came or went.
 	changed bool
 }
@@ -44,23 +48,22 @@ func (p *plainHosts) set(fqdn string, present bool) {
 }
 
 // setRateLimit records the rate limit service a plain host uses, nil for
-// none, and marks the listener changed when its filter changes.
+// none. Whether the listener's filter changes is worked out once per
+// update, in publishHTTPListener: with many limited hosts, doing it here
+// would cost the whole set for each one.
 func (p *plainHosts) setRateLimit(fqdn string, svc *dag.RateLimitService) {
-	if p.rateLimited == nil {
-		p.rateLimited = map[string]*dag.RateLimitService{}
-	}
 	if svc.Same(p.rateLimited[fqdn]) {
 		return
 	}
-	before := p.rateLimitService()
+	if p.rateLimited == nil {
+		p.rateLimited = map[string]*dag.RateLimitService{}
+	}
 	if svc == nil {
 		delete(p.rateLimited, fqdn)
 	} else {
 		p.rateLimited[fqdn] = svc
 	}
-	if !before.Same(p.rateLimitService()) {
-		p.changed = true
-	}
+	p.rlChanged = true
 }
 
 // rateLimitService is the service of the first rate-limited host in name
@@ -86,12 +89,18 @@ func (p *plainHosts) sorted() []string {
 }
 
 // publishHTTPListener sets the plain-HTTP listener on the first update and
-// whenever its wildcard tables changed.
+// whenever its wildcard tables or its rate limit filter changed.
 func (e *Engine) publishHTTPListener() {
+	if p := &e.plain; p.rlChanged {
+		p.rlChanged = false
+		if svc := p.rateLimitService(); !svc.Same(p.rlPublished) {
+			p.rlPublished, p.changed = svc, true
+		}
+	}
 	if !e.u.initial && !e.plain.changed {
 		return
 	}
 	e.plain.changed = false
-	l := translator.HTTPListener(e.cfg.Translator, e.plain.sorted(), e.plain.rateLimitService())
+	l := translator.HTTPListener(e.cfg.Translator, e.plain.sorted(), e.plain.rlPublished)
 	e.set(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPListenerName, e.keep(encode(l)))
 }
