@@ -1,11 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -18,6 +23,11 @@ func addBuildFlags(f *pflag.FlagSet, d *dag.Options, t *translator.Options) {
 	f.StringVar(&d.IngressClassName, "ingress-class-name", d.IngressClassName, "serve only HTTPProxies whose spec.ingressClassName is this (empty: those without one)")
 	f.StringSliceVar(&d.RootNamespaces, "root-namespaces", d.RootNamespaces, "namespaces where root HTTPProxies (with a virtualhost) may live; empty allows all")
 	f.Var(&nsNameValue{p: &d.GlobalAuthorization}, "global-authorization", "NAMESPACE/NAME of an ExtensionService that authorizes every secure virtual host that does not opt out")
+	f.Var(&nsNameValue{p: &d.RateLimitService}, "rate-limit-service", "NAMESPACE/NAME of the ExtensionService, an envoy.service.ratelimit.v3 server, that global rate limits (rateLimitPolicy.global) ask")
+	f.StringVar(&d.RateLimitDomain, "rate-limit-domain", cmp.Or(d.RateLimitDomain, dag.DefaultRateLimitDomain), "domain sent with every descriptor to the rate limit service")
+	f.BoolVar(&d.RateLimitFailOpen, "rate-limit-fail-open", d.RateLimitFailOpen, "let requests through when the rate limit service fails or cannot be configured (global policies are then dropped with a warning) instead of refusing them")
+	f.BoolVar(&d.RateLimitXHeaders, "rate-limit-x-headers", d.RateLimitXHeaders, "add the X-RateLimit-Limit, -Remaining and -Reset headers (draft 03) to responses of globally rate-limited routes")
+	f.Var(&globalPolicyValue{p: &d.DefaultGlobalRateLimitPolicy}, "rate-limit-default-policy", "FILE holding a global rate limit policy (YAML or JSON, the fields of rateLimitPolicy.global) for every virtual host that sets none; a host opts out with rateLimitPolicy.global.disabled: true")
 	f.BoolVar(&d.Mesh, "mesh", d.Mesh, "serve the mesh: Services annotated switchyard.dev/mesh=true (or in an annotated namespace), with their TrafficSplits and TrafficTargets, to gRPC and DNS clients by service.namespace and to node proxies (group mesh)")
 	f.StringVar(&t.ListenAddress, "envoy-listen-address", t.ListenAddress, "address Envoy's listeners bind")
 	f.Uint32Var(&t.HTTPPort, "envoy-http-port", t.HTTPPort, "port of Envoy's plain-HTTP listener")
@@ -45,3 +55,34 @@ func (v *nsNameValue) Set(s string) error {
 }
 
 func (v *nsNameValue) Type() string { return "namespace/name" }
+
+// globalPolicyValue reads a GlobalRateLimitPolicy from a file and checks
+// it as an HTTPProxy's would be: a wrong default policy is refused at
+// start rather than taking every host down.
+type globalPolicyValue struct {
+	p    **switchyardv1.GlobalRateLimitPolicy
+	file string
+}
+
+func (v *globalPolicyValue) String() string { return v.file }
+
+func (v *globalPolicyValue) Set(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var p switchyardv1.GlobalRateLimitPolicy
+	if err := yaml.UnmarshalStrict(b, &p); err != nil {
+		return fmt.Errorf("%s: %v; it must hold the fields of rateLimitPolicy.global, e.g. descriptors: [{entries: [{remoteAddress: {}}]}]", file, err)
+	}
+	if len(p.Descriptors) == 0 {
+		return fmt.Errorf("%s: descriptors: must list at least one descriptor, e.g. descriptors: [{entries: [{remoteAddress: {}}]}]", file)
+	}
+	if err := dag.ValidateGlobalRateLimitPolicy(&p, ""); err != nil {
+		return fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "."))
+	}
+	v.file, *v.p = file, &p
+	return nil
+}
+
+func (v *globalPolicyValue) Type() string { return "file" }

@@ -22,11 +22,19 @@ var corsChoices = []*switchyardv1.CORSPolicy{
 	{AllowOrigin: []string{"https://("}, AllowMethods: []switchyardv1.CORSHeaderValue{"GET"}},
 }
 
-// rateLimitChoices are the local rate limits a step may set: none, a good
-// one and a wrong one (a unit Contour does not have).
+// rateLimitChoices are the rate limits a step may set: a disabled global
+// policy (an opt-out of the host's or the default one), a good local and
+// global one (the global one asks the rate limit service, when the test
+// names one), and a wrong one (a unit Contour does not have).
 var rateLimitChoices = []*switchyardv1.RateLimitPolicy{
-	nil,
-	{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 100, Unit: "minute", Burst: 10}},
+	{Global: &switchyardv1.GlobalRateLimitPolicy{Disabled: true}},
+	{
+		Local: &switchyardv1.LocalRateLimitPolicy{Requests: 100, Unit: "minute", Burst: 10},
+		Global: &switchyardv1.GlobalRateLimitPolicy{Descriptors: []switchyardv1.RateLimitDescriptor{
+			{Entries: []switchyardv1.RateLimitDescriptorEntry{{RemoteAddress: &switchyardv1.RemoteAddressDescriptor{}}}},
+			{Entries: []switchyardv1.RateLimitDescriptorEntry{{GenericKey: &switchyardv1.GenericKeyDescriptor{Value: "churn"}}}},
+		}},
+	},
 	{Local: &switchyardv1.LocalRateLimitPolicy{Requests: 1, Unit: "day"}},
 }
 

@@ -25,6 +25,20 @@ type Options struct {
 	// GlobalAuthorization, when set, applies an ExtensionService as the
 	// authorization server of every secure virtual host that has none.
 	GlobalAuthorization *types.NamespacedName
+	// RateLimitService is the ExtensionService that global rate limits
+	// ask; without it a global policy fails closed, or with
+	// RateLimitFailOpen is dropped with a warning.
+	RateLimitService  *types.NamespacedName
+	RateLimitFailOpen bool
+	// RateLimitDomain is sent with every descriptor ("" means
+	// DefaultRateLimitDomain); RateLimitXHeaders turns on the
+	// X-RateLimit response headers.
+	RateLimitDomain   string
+	RateLimitXHeaders bool
+	// DefaultGlobalRateLimitPolicy applies to every virtual host that
+	// sets no global policy of its own; it must have been checked with
+	// ValidateGlobalRateLimitPolicy.
+	DefaultGlobalRateLimitPolicy *switchyardv1.GlobalRateLimitPolicy
 	// MaxIncludeDepth bounds include chains; 0 means
 	// DefaultMaxIncludeDepth.
 	MaxIncludeDepth int

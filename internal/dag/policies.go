@@ -16,6 +16,12 @@ type HostPolicies struct {
 	RateLimit *LocalRateLimit
 	// JWT verifies tokens; secure hosts only.
 	JWT *JWTAuthn
+	// GlobalRateLimits are sent to the rate limit service for every route
+	// that has none of its own (Envoy only).
+	GlobalRateLimits []RateLimitDescriptor
+	// RateLimitService is set when the host or one of its routes sends
+	// descriptors: its HCM then needs the rate limit filter.
+	RateLimitService *RateLimitService
 }
 
 // RoutePolicies are a route's own traffic policies; each is nil when the
@@ -23,6 +29,10 @@ type HostPolicies struct {
 type RoutePolicies struct {
 	IPFilter  *IPFilter
 	RateLimit *LocalRateLimit
+	// GlobalRateLimits replace the host's; GlobalRateLimitDisabled, set
+	// when the host has limits, sends none, not even the host's.
+	GlobalRateLimits        []RateLimitDescriptor
+	GlobalRateLimitDisabled bool
 	// JWTVerified is set on every route of a host with JWT providers;
 	// JWTProvider names the provider that verifies the route, "" when the
 	// route does not verify.
@@ -38,6 +48,14 @@ type hostPolicy struct {
 	rateLimit  *LocalRateLimit
 	jwt        *JWTAuthn
 	jwtDefault string
+
+	globalRateLimits []RateLimitDescriptor
+	// The rate limit service, resolved when first needed (see
+	// rateLimitService), and whether the host uses it.
+	rlResolved bool
+	rlService  *RateLimitService
+	rlWhy      string
+	rlUsed     bool
 }
 
 // hostPolicies validates the root's traffic policies, recording errors.
@@ -54,9 +72,18 @@ func (rb *rootBuilder) hostPolicies(root *switchyardv1.HTTPProxy, st *Status) bo
 // The plain-HTTP host gets them too: the routes it forwards
 // (permitInsecure) must be filtered like their HTTPS twins.
 func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
-	p := HostPolicies{IPFilter: rb.hostPolicy.ipFilter, CORS: rb.hostPolicy.cors, RateLimit: rb.hostPolicy.rateLimit}
+	p := HostPolicies{IPFilter: rb.hostPolicy.ipFilter, CORS: rb.hostPolicy.cors, RateLimit: rb.hostPolicy.rateLimit, GlobalRateLimits: rb.hostPolicy.globalRateLimits}
+	if rb.hostPolicy.rlUsed {
+		p.RateLimitService = rb.hostPolicy.rlService
+	}
 	if vh := res.Insecure; vh != nil {
 		vh.HostPolicies = p
+		if !forwardsAny(vh.Routes) {
+			// Only redirects to https: Envoy asks the rate limit service
+			// for forwarded requests only, so the shared plain listener
+			// needs no filter for this host.
+			vh.GlobalRateLimits, vh.RateLimitService = nil, nil
+		}
 	}
 	if svh := res.Secure; svh != nil && svh.TCPProxy == nil {
 		svh.HostPolicies = p
@@ -64,12 +91,23 @@ func (rb *rootBuilder) applyHostPolicies(res *RootResult) {
 	}
 }
 
+// forwardsAny reports whether some route forwards requests, as opposed
+// to redirecting or answering them.
+func forwardsAny(routes []*Route) bool {
+	for _, r := range routes {
+		if r != nil && r.Forward != nil && !r.HTTPSRedirect {
+			return true
+		}
+	}
+	return false
+}
+
 // routePolicies validates a route's traffic policies; each failure is
 // recorded and makes the route invalid.
 func (b *routeBuilder) routePolicies(r *switchyardv1.Route, out *Route) bool {
 	ok := b.routeIPFilter(r, out)
 	ok = b.routeJWT(r, out) && ok
-	ok = b.routeGlobalRateLimit(r) && ok
+	ok = b.routeGlobalRateLimit(r, out) && ok
 	return b.routeRateLimit(r, out) && ok
 }
 

@@ -168,7 +168,13 @@ func localRateLimitPolicy(w *walk, fc filterContext) Policy {
 // decides.
 func rateLimitPolicy(w *walk, fc filterContext) Policy {
 	cfg, _ := fc.config.(*envoy_filter_http_ratelimit_v3.RateLimit)
-	if len(fc.route.GetRoute().GetRateLimits()) == 0 && len(fc.vhost.GetRateLimits()) == 0 {
+	own := len(fc.route.GetRoute().GetRateLimits()) > 0
+	// Envoy's default, OVERRIDE, uses the host's descriptors for a route
+	// without its own; IGNORE (global.disabled) never does.
+	if per, _ := fc.perRoute.(*envoy_filter_http_ratelimit_v3.RateLimitPerRoute); !own && per.GetVhRateLimits() == envoy_filter_http_ratelimit_v3.RateLimitPerRoute_IGNORE {
+		return Policy{Kind: "ratelimit", Effect: "skipped", Detail: "the route ignores the virtual host's rate_limits and has none of its own"}
+	}
+	if !own && len(fc.vhost.GetRateLimits()) == 0 {
 		return Policy{Kind: "ratelimit", Effect: "skipped", Detail: "neither the route nor the virtual host has rate_limits descriptors"}
 	}
 	p := Policy{Kind: "ratelimit", Effect: "applies",

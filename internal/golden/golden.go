@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -56,11 +57,21 @@ type Case struct {
 //	drainZones: [zone-b]              # --drain-zone zone-b (repeatable)
 //	ingressClassName: edge-b          # --ingress-class-name edge-b: one gateway's slice
 //	mesh: true                        # --mesh
+//	rateLimitService: rl/ratelimit    # --rate-limit-service rl/ratelimit
+//	rateLimitFailOpen: true           # --rate-limit-fail-open
+//	rateLimitXHeaders: true           # --rate-limit-x-headers
+//	rateLimitDefaultPolicy: {...}     # --rate-limit-default-policy, inline
 type Options struct {
 	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
 	DrainZones          []string `json:"drainZones,omitempty"`
 	IngressClassName    string   `json:"ingressClassName,omitempty"`
 	Mesh                bool     `json:"mesh,omitempty"`
+
+	// Global rate limiting (site/rate-limiting.md).
+	RateLimitService       string                              `json:"rateLimitService,omitempty"`
+	RateLimitFailOpen      bool                                `json:"rateLimitFailOpen,omitempty"`
+	RateLimitXHeaders      bool                                `json:"rateLimitXHeaders,omitempty"`
+	RateLimitDefaultPolicy *switchyardv1.GlobalRateLimitPolicy `json:"rateLimitDefaultPolicy,omitempty"`
 }
 
 // Dirs returns the case directories under root that have an input.yaml,
@@ -117,10 +128,34 @@ func Load(dir, tmp string) (*Case, error) {
 		}
 		c.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: ns, Name: name}
 	}
+	if err := rateLimitOptions(dir, opts, &c.DAG); err != nil {
+		return nil, err
+	}
 	c.Translator.DrainZones = opts.DrainZones
 	c.DAG.IngressClassName = opts.IngressClassName
 	c.DAG.Mesh = opts.Mesh
 	return c, nil
+}
+
+// rateLimitOptions sets the rate limit flags of options.yaml on d; the
+// default policy is checked as --rate-limit-default-policy checks its
+// file.
+func rateLimitOptions(dir string, opts Options, d *dag.Options) error {
+	if rl := opts.RateLimitService; rl != "" {
+		ns, name, ok := strings.Cut(rl, "/")
+		if !ok || ns == "" || name == "" {
+			return fmt.Errorf("%s/options.yaml: rateLimitService: %q is not NAMESPACE/NAME", dir, rl)
+		}
+		d.RateLimitService = &types.NamespacedName{Namespace: ns, Name: name}
+	}
+	if p := opts.RateLimitDefaultPolicy; p != nil {
+		if err := dag.ValidateGlobalRateLimitPolicy(p, "rateLimitDefaultPolicy"); err != nil {
+			return fmt.Errorf("%s/options.yaml: %v", dir, err)
+		}
+	}
+	d.RateLimitFailOpen, d.RateLimitXHeaders = opts.RateLimitFailOpen, opts.RateLimitXHeaders
+	d.DefaultGlobalRateLimitPolicy = opts.RateLimitDefaultPolicy
+	return nil
 }
 
 // readOptions reads dir/options.yaml; without the file every option is

@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/types"
 
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/churn"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -51,7 +53,8 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 		// The sequences must reach what crosses units, or they prove
 		// little.
 		for _, want := range []string{"DuplicateFQDN", "DNSNameTaken", "IncludeCycle", "RootIncluded", "IncludeNotFound",
-			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName"} {
+			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName",
+			"RateLimitServiceUnavailable", "ratelimit filter on " + translator.HTTPListenerName, "ratelimit filter on " + translator.HTTPSListenerName} {
 			if seen[want] == 0 && !t.Failed() && !testing.Short() {
 				t.Errorf("no step produced %s", want)
 			}
@@ -66,6 +69,21 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				// Global authorization: every secure host reads one more
 				// ExtensionService.
 				opts.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: "auth", Name: "authz-1"}
+			}
+			switch seed % 3 {
+			case 1:
+				// Global rate limits ask an ExtensionService that steps
+				// create, break and delete; every host without a global
+				// policy of its own gets the default one.
+				opts.DAG.RateLimitService = &types.NamespacedName{Namespace: "auth", Name: "authz-2"}
+				opts.DAG.DefaultGlobalRateLimitPolicy = &switchyardv1.GlobalRateLimitPolicy{Descriptors: []switchyardv1.RateLimitDescriptor{
+					{Entries: []switchyardv1.RateLimitDescriptorEntry{{RemoteAddress: &switchyardv1.RemoteAddressDescriptor{}}}},
+				}}
+			case 0:
+				// Without a default policy, and failing open when the
+				// service is missing.
+				opts.DAG.RateLimitService = &types.NamespacedName{Namespace: "auth", Name: "authz-0"}
+				opts.DAG.RateLimitFailOpen = seed > 0
 			}
 			initial := keysOfChanges(set.Changes())
 			if seed%2 == 1 {
@@ -90,8 +108,19 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				}
 				followStatuses(t, known, e, fmt.Sprintf("step %d", step))
 				tally(seen, e.Statuses())
+				tallyRateLimitFilters(seen, e)
 			}
 		})
+	}
+}
+
+// tallyRateLimitFilters counts the listeners that carry the global rate
+// limit filter, which only comes with a working rate limit service.
+func tallyRateLimitFilters(seen map[string]int, e *Engine) {
+	for name, r := range e.Targets(xdsres.GroupEnvoy)[resource.ListenerType] {
+		if r != nil && bytes.Contains(r.Any.Value, []byte("envoy.filters.http.ratelimit")) {
+			seen["ratelimit filter on "+name]++
+		}
 	}
 }
 

@@ -192,6 +192,11 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 	}
 	if out.scoped != nil {
 		e.plain.set(fqdn, !remove)
+		var rl *dag.RateLimitService
+		if !remove && res.Insecure != nil {
+			rl = res.Insecure.RateLimitService
+		}
+		e.plain.setRateLimit(fqdn, rl)
 	}
 	put(xdsres.GroupEnvoy, resource.ScopedRouteType, translator.HTTPRouteName(fqdn), out.scoped)
 	put(xdsres.GroupEnvoy, resource.RouteType, translator.HTTPRouteName(fqdn), out.http)

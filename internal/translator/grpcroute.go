@@ -209,6 +209,9 @@ func segmentPrefixRegex(prefix string) string {
 // NACK as a weighted_clusters total of 0.
 func grpcAction(a *envoy_config_route_v3.RouteAction) bool {
 	a.RequestMirrorPolicies = nil
+	// Rate limits are Envoy's: a proxyless client has no filter to ask
+	// the rate limit service (site/rate-limiting.md).
+	a.RateLimits = nil
 	if a.Timeout != nil {
 		a.MaxStreamDuration = &envoy_config_route_v3.RouteAction_MaxStreamDuration{MaxStreamDuration: a.Timeout}
 		a.Timeout = nil

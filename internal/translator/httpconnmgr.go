@@ -25,6 +25,7 @@ const (
 	filterRBAC                  = "envoy.filters.http.rbac"
 	filterCORS                  = "envoy.filters.http.cors"
 	filterLocalRateLimit        = "envoy.filters.http.local_ratelimit"
+	filterRateLimit             = "envoy.filters.http.ratelimit"
 	filterJWTAuthn              = "envoy.filters.http.jwt_authn"
 	filterTLSInspector          = "envoy.filters.listener.tls_inspector"
 	transportSocketTLS          = "envoy.transport_sockets.tls"

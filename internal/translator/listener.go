@@ -32,8 +32,12 @@ const (
 // host pushes one small route configuration instead of every plain-HTTP
 // host in one resource; only wildcard hosts, and exact hosts next to them,
 // are listed in the listener itself.
-func HTTPListener(opts Options, hosts []string) *envoy_config_listener_v3.Listener {
-	hcm := httpConnectionManager(HTTPListenerName, hostScopeFilter(hosts), cookieFilter())
+//
+// rl is the rate limit service of the plain hosts (see
+// plainRateLimitService); nil when none sends descriptors.
+func HTTPListener(opts Options, hosts []string, rl *dag.RateLimitService) *envoy_config_listener_v3.Listener {
+	filters := slices.Concat([]*envoy_filter_network_http_connection_manager_v3.HttpFilter{hostScopeFilter(hosts)}, globalRateLimitFilters(rl))
+	hcm := httpConnectionManager(HTTPListenerName, append(filters, cookieFilter())...)
 	hcm.RouteSpecifier = &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager_ScopedRoutes{
 		ScopedRoutes: scopedRoutes(),
 	}
@@ -160,6 +164,7 @@ func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_ht
 	if svh.Authorization != nil {
 		filters = append(filters, extAuthzFilter(svh.Authorization))
 	}
+	filters = append(filters, globalRateLimitFilters(svh.RateLimitService)...)
 	if hostRewritesCookies(svh.Routes) {
 		filters = append(filters, cookieFilter())
 	}

@@ -102,7 +102,7 @@ func TestHTTPListener(t *testing.T) {
 	}
 	opts := DefaultOptions()
 	opts.ListenAddress, opts.HTTPPort = "127.0.0.1", 80
-	got := HTTPListener(opts, []string{"a.example.com"})
+	got := HTTPListener(opts, []string{"a.example.com"}, nil)
 	if d := diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}

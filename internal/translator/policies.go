@@ -45,6 +45,9 @@ func routePolicyConfigs(r *dag.Route, m map[string]*anypb.Any) map[string]*anypb
 	if r.RateLimit != nil {
 		m = withConfig(m, filterLocalRateLimit, localRateLimitConfig(r.RateLimit))
 	}
+	if r.GlobalRateLimitDisabled {
+		m = withConfig(m, filterRateLimit, ignoreHostRateLimits())
+	}
 	if r.JWTVerified {
 		m = withConfig(m, filterJWTAuthn, jwtPerRoute(r))
 	}

@@ -34,7 +34,7 @@ func HTTPRouteConfig(vh *dag.VirtualHost) *envoy_config_route_v3.RouteConfigurat
 			routes = append(routes, rt)
 		}
 	}
-	rc := ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, hostPolicyConfigs(vh)), vh.Proxy)
+	rc := withHostRateLimits(ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, hostPolicyConfigs(vh)), vh.Proxy), &vh.HostPolicies)
 	rc.RequestHeadersToRemove = []string{HostScopeHeader}
 	return rc
 }
@@ -67,7 +67,8 @@ func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteCo
 			},
 		})}
 	}
-	return ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, mergeConfigs(perFilter, hostPolicyConfigs(&svh.VirtualHost))), svh.Proxy)
+	rc := ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, mergeConfigs(perFilter, hostPolicyConfigs(&svh.VirtualHost))), svh.Proxy)
+	return withHostRateLimits(rc, &svh.HostPolicies)
 }
 
 // routeConfig wraps the routes of one host. The virtual host answers for
@@ -125,6 +126,7 @@ func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 		case hostRewrite != "":
 			action.HostRewriteSpecifier = &envoy_config_route_v3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: hostRewrite}
 		}
+		action.RateLimits = globalRateLimits(r.GlobalRateLimits)
 		rt.Action = &envoy_config_route_v3.Route_Route{Route: action}
 	case r.Redirect != nil:
 		rt.Action = &envoy_config_route_v3.Route_Redirect{Redirect: redirectAction(r.Redirect)}

@@ -88,7 +88,7 @@ func Envoy(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 	}
 	res := &Resources{}
 
-	res.Listeners = append(res.Listeners, HTTPListener(opts, plainHosts(d.VirtualHosts)))
+	res.Listeners = append(res.Listeners, HTTPListener(opts, plainHosts(d.VirtualHosts), plainRateLimitService(d.VirtualHosts)))
 	if l := HTTPSListener(d.SecureVirtualHosts, opts); l != nil {
 		res.Listeners = append(res.Listeners, l)
 	}

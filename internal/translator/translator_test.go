@@ -94,7 +94,7 @@ func TestValidationErrorsLooksInsideAny(t *testing.T) {
 		t.Error("status 99 passed validation")
 	}
 
-	l := HTTPListener(DefaultOptions(), nil)
+	l := HTTPListener(DefaultOptions(), nil, nil)
 	hcm := &envoy_filter_network_http_connection_manager_v3.HttpConnectionManager{}
 	l.FilterChains[0].Filters[0].ConfigType = &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: toAny(hcm)}
 	if errs := validationErrors(&Resources{Listeners: []*envoy_config_listener_v3.Listener{l}}); len(errs) == 0 {

@@ -9,10 +9,10 @@ type RateLimitPolicy struct {
 	Local *LocalRateLimitPolicy `json:"local,omitempty"`
 
 	// Global asks an external rate limit service (Envoy's
-	// envoy.service.ratelimit.v3) about each request, with the
-	// descriptors built from it. Switchyard has no rate limit service to
-	// configure yet, so a global policy fails closed; see
-	// site/rate-limiting.md.
+	// envoy.service.ratelimit.v3, the ExtensionService named by
+	// --rate-limit-service) about each request, with the descriptors built
+	// from it. Without a working service a global policy fails closed
+	// unless --rate-limit-fail-open; see site/rate-limiting.md.
 	// +optional
 	Global *GlobalRateLimitPolicy `json:"global,omitempty"`
 }
