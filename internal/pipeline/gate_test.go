@@ -122,13 +122,13 @@ func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 	}
 	for _, g := range []string{"envoy", "grpc"} {
 		var m dto.Metric
-		if err := p.cfg.Metrics.Withheld.WithLabelValues(g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
+		if err := p.cfg.Metrics.Withheld.WithLabelValues("", g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		if n := m.GetCounter().GetValue(); n != 1 {
 			t.Errorf("group %s: %v load assignments counted as withheld, want 1", g, n)
 		}
-		if err := p.cfg.Metrics.WithheldNow.WithLabelValues(g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
+		if err := p.cfg.Metrics.WithheldNow.WithLabelValues("", g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		if n := m.GetGauge().GetValue(); n != 1 {

@@ -195,7 +195,7 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 	}
 	for _, g := range xdsres.Groups {
 		for _, t := range xdsres.TypesOf(g) {
-			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
+			p.cfg.Metrics.WithheldNow.WithLabelValues(p.cfg.DAG.IngressClassName, string(g), xdsres.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
 		}
 	}
 }
@@ -204,9 +204,9 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 func (p *Pipeline) withheld(fresh []Rejection) {
 	for _, rj := range fresh {
 		typ := xdsres.ShortType(rj.Type)
-		p.cfg.Metrics.Withheld.WithLabelValues(string(rj.Group), typ).Inc()
+		p.cfg.Metrics.Withheld.WithLabelValues(p.cfg.DAG.IngressClassName, string(rj.Group), typ).Inc()
 		p.cfg.Log.Warn("withholding a resource that fails validation; clients keep its last good version",
-			"group", rj.Group, "type", typ, "name", rj.Name, "error", rj.Err)
+			"gateway", p.cfg.DAG.IngressClassName, "group", rj.Group, "type", typ, "name", rj.Name, "error", rj.Err)
 	}
 }
 

@@ -176,7 +176,7 @@ func TestGateThroughServe(t *testing.T) {
 	if !statuses.says("app", "port_value: 70000") || !statuses.says("other", `"10.0.0.999" is not an IP address`) {
 		t.Errorf("the proxies do not say what is withheld: %v", statuses.snapshot())
 	}
-	if m := metric(t, s, `switchyard_gate_withheld_resources_total{group="grpc"`); m == "" {
+	if m := metric(t, s, `switchyard_gate_withheld_resources_total{gateway="",group="grpc"`); m == "" {
 		t.Error("the metric does not count the grpc group's withheld load assignments")
 	}
 	if counts, failed := tally(context.Background(), c, 100); failed > 0 || counts["b1"] != 100 {

@@ -259,7 +259,14 @@ func nodeWithGroup(id, group, agent string) *envoy_config_core_v3.Node {
 // metricLines fetches the admin endpoint's /metrics, line by line.
 func metricLines(t *testing.T, s *server.Server) []string {
 	t.Helper()
-	resp, err := http.Get("http://" + s.AdminAddr().String() + "/metrics")
+	_, body := adminGet(t, s, "/metrics")
+	return strings.Split(body, "\n")
+}
+
+// adminGet fetches one path of a server's admin endpoint.
+func adminGet(t *testing.T, s *server.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + s.AdminAddr().String() + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +275,7 @@ func metricLines(t *testing.T, s *server.Server) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Split(string(b), "\n")
+	return resp.StatusCode, string(b)
 }
 
 // rpcLoop calls continuously in the background and records failures.
