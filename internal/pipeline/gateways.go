@@ -122,5 +122,5 @@ func (p *Pipeline) OwnStatuses() []*dag.Status {
 	if !p.built {
 		return nil
 	}
-	return PatchStatuses(p.engine.Statuses(), p.conds)
+	return PatchStatuses(p.engine.Statuses(), p.conds, p.warns)
 }

@@ -86,7 +86,11 @@ func TestGatewaysGetTheirOwnSlices(t *testing.T) {
 // gateway's pipeline registered, and not under the default gateway's.
 func TestGateMetricsPerGateway(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions(), Now: newClock().now, Gateways: []string{"edge-b"}, Metrics: NewMetrics(reg)})
+	// A translator that emits the endpoints clients reject gives the gate
+	// something to withhold (newUncheckedPipeline).
+	opts := translator.DefaultOptions()
+	opts.KeepUnusableEndpoints = true
+	p := New(xdscache.New(), Config{Translator: opts, Now: newClock().now, Gateways: []string{"edge-b"}, Metrics: NewMetrics(reg)})
 	edge := proxyTo("edge", "b.example.com", "b")
 	edge.Spec.IngressClassName = "edge-b"
 	if _, err := p.Apply(upserts(t, svc("a"), svc("b"), slice("a", "10.0.0.1"), slicePort("b", "10.0.0.2", 70000),

@@ -59,6 +59,10 @@ type Pipeline struct {
 	// are its conditions as of the last batch.
 	gate  *Gate
 	conds Conditions
+	// warns are the EndpointInvalid warnings as of the last batch, worked
+	// out by endpoints (endpointwarn.go).
+	warns     Conditions
+	endpoints endpointWarnings
 }
 
 // New returns a pipeline feeding the cache.
@@ -131,8 +135,12 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 	rejected := p.gate.Rejected()
 	p.countWithheld(rejected)
 	conds := RejectionConditions(rejected, p.engine.Owners)
-	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds)
-	p.conds = conds
+	// Owners change with full builds, so the warnings are recomputed
+	// whenever there are any; with none this costs nothing.
+	p.endpoints.update(p.engine, p.snap, ch, delta)
+	warns := p.endpoints.conditions(p.engine.Owners)
+	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds, warns)
+	p.conds, p.warns = conds, warns
 	if gerr := p.applyGateways(changes, &res); err == nil {
 		err = gerr
 	}
@@ -167,7 +175,7 @@ func (p *Pipeline) Statuses() []*dag.Status {
 	if !p.built {
 		return nil
 	}
-	out := PatchStatuses(p.engine.Statuses(), p.conds)
+	out := PatchStatuses(p.engine.Statuses(), p.conds, p.warns)
 	if len(p.gateways) == 0 {
 		return out
 	}
