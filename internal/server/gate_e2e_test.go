@@ -18,6 +18,7 @@ import (
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -143,9 +144,9 @@ func (l *statusLog) says(name, text string) bool {
 // xdscheck; the proxies' statuses name the values; fixing the slice lets
 // the new endpoint out.
 func TestGateThroughServe(t *testing.T) {
-	b1, b2 := startBackend(t, "b1"), startBackend(t, "b2")
+	b1, b2 := grpcpeer.StartBackend(t, "b1"), grpcpeer.StartBackend(t, "b2")
 	src := &objectSource{batches: make(chan []objects.Change)}
-	src.initial = changes(t, append(grpcService("app", "127.0.0.1", int32(b1.port)), hostProxy("app", "app.example.com", "app"))...)
+	src.initial = changes(t, append(grpcService("app", "127.0.0.1", int32(b1.Port)), hostProxy("app", "app.example.com", "app"))...)
 	statuses := &statusLog{}
 	cfg := server.Config{
 		XDSAddress: "127.0.0.1:0", AdminAddress: "127.0.0.1:0",
@@ -189,7 +190,7 @@ func TestGateThroughServe(t *testing.T) {
 	}
 	noNACKs(t, s)
 
-	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.port))[1:]...)
+	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.Port))[1:]...)
 	warmUp(t, c, "b2")
 	waitFor(t, 10*time.Second, "shop/app to be valid again", func() bool { return !statuses.says("app", "") })
 	noNACKs(t, s)
