@@ -1,9 +1,13 @@
 package pipeline
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -143,5 +147,57 @@ func TestEndpointWarningFollowsRoutes(t *testing.T) {
 	}
 	if st := statusOf(p.Statuses(), "shop", "one"); len(st.Warnings) != 0 {
 		t.Errorf("shop/one routes to a now, and keeps warnings %+v", st.Warnings)
+	}
+}
+
+// TestEndpointWarningsEqualFullBuild breaks EndpointSlices at random among
+// random changes, with the real translator, and checks after every step
+// that the statuses, EndpointInvalid warnings included, are those of a
+// full build of the same objects: the warnings worked out per batch miss
+// nothing and keep nothing stale. Repairing every slice clears them.
+func TestEndpointWarningsEqualFullBuild(t *testing.T) {
+	seeds, steps := 2, 50
+	if testing.Short() {
+		seeds, steps = 1, 20
+	}
+	warned := 0
+	for seed := range int64(seeds) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			r := startChurn(t, seed)
+			rng := rand.New(rand.NewPCG(uint64(seed), 11))
+			check := func(when string) {
+				t.Helper()
+				fresh, _ := newPipeline(newClock())
+				if _, err := fresh.Apply(SnapshotChanges(r.mirror)); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(fresh.Statuses(), r.p.Statuses()); diff != "" {
+					t.Fatalf("%s: statuses (-full +incremental):\n%s", when, diff)
+				}
+			}
+			for step := range steps {
+				changes, _, _ := r.m.Step()
+				if rng.IntN(3) == 0 {
+					changes = append(changes, breakSlice(t, r.mirror, rng))
+				}
+				r.settle(t, changes)
+				for _, st := range r.p.Statuses() {
+					if warnedWith(st, "") != "" {
+						warned++
+					}
+				}
+				check(fmt.Sprint("step ", step))
+			}
+			r.settle(t, repairSlices(t, r.mirror))
+			check("after the repair")
+			for _, st := range r.p.Statuses() {
+				if w := warnedWith(st, ""); w != "" {
+					t.Errorf("%s still warns %s", st.Key, w)
+				}
+			}
+		})
+	}
+	if warned == 0 {
+		t.Error("no step warned of anything: the test proves nothing")
 	}
 }
