@@ -145,32 +145,12 @@ func (l *statusLog) says(name, text string) bool {
 // the new endpoint out.
 func TestGateThroughServe(t *testing.T) {
 	b1, b2 := grpcpeer.StartBackend(t, "b1"), grpcpeer.StartBackend(t, "b2")
-	src := &objectSource{batches: make(chan []objects.Change)}
-	src.initial = changes(t, append(grpcService("app", "127.0.0.1", int32(b1.Port)), hostProxy("app", "app.example.com", "app"))...)
-	statuses := &statusLog{}
-	cfg := server.Config{
-		XDSAddress: "127.0.0.1:0", AdminAddress: "127.0.0.1:0",
-		Holdoff: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond,
-		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnStatuses: statuses.record,
-	}
 	// A translator that emits the endpoints clients reject, as one with a
 	// bug would: what the gate is there to catch.
-	cfg.Pipeline.Translator = translator.DefaultOptions()
-	cfg.Pipeline.Translator.KeepUnusableEndpoints = true
-	s := server.New(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, src) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("control plane: %v", err)
-		}
-	})
-	// The first build of the largest inputs here (a 10,000-route host)
-	// takes over a minute under -race on a busy 2-core machine.
-	waitFor(t, 3*time.Minute, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })
+	opts := translator.DefaultOptions()
+	opts.KeepUnusableEndpoints = true
+	ctx := context.Background()
+	s, src, statuses := serveObjects(t, opts, changes(t, append(grpcService("app", "127.0.0.1", int32(b1.Port)), hostProxy("app", "app.example.com", "app"))...))
 	c := grpcClient(t, s, "app.example.com")
 	warmUp(t, c, "b1")
 
@@ -193,6 +173,83 @@ func TestGateThroughServe(t *testing.T) {
 	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.Port))[1:]...)
 	warmUp(t, c, "b2")
 	waitFor(t, 10*time.Second, "shop/app to be valid again", func() bool { return !statuses.says("app", "") })
+	noNACKs(t, s)
+}
+
+// serveObjects runs serve with translator options opts on an objectSource
+// that starts with initial, and returns the server once it listens, the
+// source to send batches to and the statuses it reports.
+func serveObjects(t *testing.T, opts translator.Options, initial []objects.Change) (*server.Server, *objectSource, *statusLog) {
+	t.Helper()
+	src := &objectSource{initial: initial, batches: make(chan []objects.Change)}
+	statuses := &statusLog{}
+	cfg := server.Config{
+		XDSAddress: "127.0.0.1:0", AdminAddress: "127.0.0.1:0",
+		Holdoff: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond,
+		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnStatuses: statuses.record,
+	}
+	cfg.Pipeline.Translator = opts
+	s := server.New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, src) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("control plane: %v", err)
+		}
+	})
+	// The first build of the largest inputs here (a 10,000-route host)
+	// takes over a minute under -race on a busy 2-core machine.
+	waitFor(t, 3*time.Minute, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })
+	return s, src, statuses
+}
+
+// warns reports whether an HTTPProxy's last status has an EndpointInvalid
+// warning holding text.
+func (l *statusLog) warns(name, text string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.last[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: name}]
+	if st == nil {
+		return false
+	}
+	for _, c := range st.Warnings {
+		if c.Reason == "EndpointInvalid" && strings.Contains(c.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBadEndpointThroughServe: the input that made the gate freeze a
+// Service's endpoints, a slice with the address 10.0.0.999 beside the good
+// one, goes through serve and the real translator: gRPC's own xDS client
+// keeps calling, the proxy warns of the address, and moving the good slice
+// to another backend reaches the client, which a frozen load assignment
+// would never let out.
+func TestBadEndpointThroughServe(t *testing.T) {
+	b1, b2 := grpcpeer.StartBackend(t, "b1"), grpcpeer.StartBackend(t, "b2")
+	s, src, statuses := serveObjects(t, translator.DefaultOptions(), changes(t, append(grpcService("app", "127.0.0.1", int32(b1.Port)), hostProxy("app", "app.example.com", "app"))...))
+	c := grpcClient(t, s, "app.example.com")
+	warmUp(t, c, "b1")
+
+	bad := grpcService("app", "10.0.0.999", 8080)[1].(*discoveryv1.EndpointSlice)
+	bad.Name = "app-bad"
+	src.batches <- changes(t, bad)
+	waitFor(t, 10*time.Second, "shop/app to warn of 10.0.0.999", func() bool {
+		return statuses.warns("app", `EndpointSlice shop/app-bad: endpoint "10.0.0.999" is left out`)
+	})
+	if statuses.says("app", "") {
+		t.Errorf("nothing may be withheld: %v", statuses.snapshot())
+	}
+	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.Port))[1:]...)
+	warmUp(t, c, "b2")
+	if counts, failed := tally(context.Background(), c, 50); failed > 0 || counts["b2"] != 50 {
+		t.Fatalf("the client must call b2 alone: %v, %d failed", counts, failed)
+	}
+	checkServed(context.Background(), t, s)
 	noNACKs(t, s)
 }
 
