@@ -121,14 +121,26 @@ func (l *statusLog) snapshot() []*dag.Status {
 // says reports whether an HTTPProxy's last status has a ResourceRejected
 // error holding text ("" for none at all).
 func (l *statusLog) says(name, text string) bool {
+	return l.holds(name, "ResourceRejected", text, func(st *dag.Status) []switchyardv1.SubCondition { return st.Errors })
+}
+
+// warns reports whether an HTTPProxy's last status has an EndpointInvalid
+// warning holding text.
+func (l *statusLog) warns(name, text string) bool {
+	return l.holds(name, "EndpointInvalid", text, func(st *dag.Status) []switchyardv1.SubCondition { return st.Warnings })
+}
+
+// holds reports whether the conditions of an HTTPProxy's last status that
+// of picks include one of reason holding text.
+func (l *statusLog) holds(name, reason, text string, of func(*dag.Status) []switchyardv1.SubCondition) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.last[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: name}]
 	if st == nil {
 		return false
 	}
-	for _, c := range st.Errors {
-		if c.Reason == "ResourceRejected" && (text == "" || strings.Contains(c.Message, text)) {
+	for _, c := range of(st) {
+		if c.Reason == reason && (text == "" || strings.Contains(c.Message, text)) {
 			return true
 		}
 	}
@@ -204,23 +216,6 @@ func serveObjects(t *testing.T, opts translator.Options, initial []objects.Chang
 	// takes over a minute under -race on a busy 2-core machine.
 	waitFor(t, 3*time.Minute, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })
 	return s, src, statuses
-}
-
-// warns reports whether an HTTPProxy's last status has an EndpointInvalid
-// warning holding text.
-func (l *statusLog) warns(name, text string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	st := l.last[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: name}]
-	if st == nil {
-		return false
-	}
-	for _, c := range st.Warnings {
-		if c.Reason == "EndpointInvalid" && strings.Contains(c.Message, text) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestBadEndpointThroughServe: the input that made the gate freeze a
