@@ -32,16 +32,21 @@ type endpointWarnings struct {
 }
 
 // update works out the problems of the clusters a batch may have changed
-// them for: the clusters it adds and those made from the Services whose
-// slices or ports it changes. A cluster's name is the hash of its spec, so
-// a cluster that stays has the same backends.
+// them for: every cluster on the first build; then the clusters it adds
+// and those made from the Services whose slices or ports it changes. A
+// cluster's name is the hash of its spec, so a cluster that stays has the
+// same backends.
 func (w *endpointWarnings) update(e *incremental.Engine, snap *objects.Snapshot, ch incremental.Changes, delta *incremental.Delta) {
-	check := map[string]bool{}
 	if delta != nil && delta.All {
-		for _, c := range e.DAG().Clusters {
-			check[c.Name] = true
+		w.problems = nil
+		c := newBackendChecks(snap)
+		for _, cl := range e.DAG().Clusters {
+			w.set(cl.Name, c.of(cl))
 		}
-	} else if delta != nil {
+		return
+	}
+	check := map[string]bool{}
+	if delta != nil {
 		for name := range delta.Changes[xdsres.GroupEnvoy][resource.ClusterType] {
 			check[name] = true
 		}
@@ -68,20 +73,57 @@ func (w *endpointWarnings) update(e *incremental.Engine, snap *objects.Snapshot,
 	// The DAG is materialized lazily; only a batch that touched clusters
 	// or Services pays for it here.
 	d := e.DAG()
+	c := newBackendChecks(snap)
 	for name := range check {
 		var found []translator.EndpointProblem
 		if i, ok := slices.BinarySearchFunc(d.Clusters, name, func(c *dag.Cluster, n string) int { return strings.Compare(c.Name, n) }); ok {
-			found = translator.EndpointProblems(&d.Clusters[i].Spec, snap)
+			found = c.of(d.Clusters[i])
 		}
-		if len(found) == 0 {
-			delete(w.problems, name)
-			continue
-		}
-		if w.problems == nil {
-			w.problems = map[string][]translator.EndpointProblem{}
-		}
-		w.problems[name] = found
+		w.set(name, found)
 	}
+}
+
+// set records a cluster's problems, or that it has none.
+func (w *endpointWarnings) set(cluster string, found []translator.EndpointProblem) {
+	if len(found) == 0 {
+		delete(w.problems, cluster)
+		return
+	}
+	if w.problems == nil {
+		w.problems = map[string][]translator.EndpointProblem{}
+	}
+	w.problems[cluster] = found
+}
+
+// backendChecks works out clusters' problems for one batch. Clusters share
+// backends (a Service behind several weightings), and a backend's problems
+// depend on its Service and ports alone: each is checked once.
+type backendChecks struct {
+	snap      *objects.Snapshot
+	byBackend map[backendKey][]translator.EndpointProblem
+}
+
+type backendKey struct {
+	svc              types.NamespacedName
+	port, healthPort int32
+}
+
+func newBackendChecks(snap *objects.Snapshot) *backendChecks {
+	return &backendChecks{snap: snap, byBackend: map[backendKey][]translator.EndpointProblem{}}
+}
+
+func (c *backendChecks) of(cl *dag.Cluster) []translator.EndpointProblem {
+	var found []translator.EndpointProblem
+	for _, b := range cl.Spec.Backends {
+		k := backendKey{b.Service, b.Port, b.HealthPort}
+		ps, done := c.byBackend[k]
+		if !done {
+			ps = translator.BackendProblems(b, c.snap)
+			c.byBackend[k] = ps
+		}
+		found = translator.AppendProblems(found, ps)
+	}
+	return found
 }
 
 // conditions turns the problems into warnings of the objects whose

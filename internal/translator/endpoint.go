@@ -238,12 +238,13 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 		return nil
 	}
 	svcDrained := objects.Drained(svc.Annotations)
+	sliced := snap.SlicesFor(b.Service)
 	n := 0
-	for _, es := range snap.SlicesFor(b.Service) {
+	for _, es := range sliced {
 		n += len(es.Endpoints)
 	}
 	eps := make([]zonedEndpoint, 0, n)
-	backendSlices(b, snap, nil, keepUnusable, func(es *discoveryv1.EndpointSlice, port, healthPort int32) {
+	backendSlices(b, svc, sliced, nil, keepUnusable, func(es *discoveryv1.EndpointSlice, port, healthPort int32) {
 		for _, ep := range es.Endpoints {
 			health, ok := endpointHealth(ep.Conditions)
 			if !ok || len(ep.Addresses) == 0 {
@@ -287,36 +288,50 @@ func EndpointProblems(spec *dag.ClusterSpec, snap *objects.Snapshot) []EndpointP
 		return nil
 	}
 	var out []EndpointProblem
-	seen := map[EndpointProblem]bool{}
-	report := func(p EndpointProblem) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
 	for _, b := range spec.Backends {
-		backendSlices(b, snap, report, false, func(es *discoveryv1.EndpointSlice, _, _ int32) {
-			for _, ep := range es.Endpoints {
-				if _, ok := endpointHealth(ep.Conditions); ok && len(ep.Addresses) > 0 {
-					usableAddress(es, ep.Addresses[0], report)
-				}
-			}
-		})
+		out = AppendProblems(out, BackendProblems(b, snap))
 	}
 	return out
 }
 
-// backendSlices calls use with each EndpointSlice of a backend's Service
-// that serves the backend's port, with the slice's target port and health
-// port (0 when health checks use the traffic port). A slice whose
-// endpoints no client could reach (host names, a port out of range) is
-// skipped and reported when report is not nil; with keepUnusable, a port
-// above 65535 is passed on (Options.KeepUnusableEndpoints).
-func backendSlices(b dag.Backend, snap *objects.Snapshot, report func(EndpointProblem), keepUnusable bool, use func(es *discoveryv1.EndpointSlice, port, healthPort int32)) {
+// BackendProblems is EndpointProblems of one backend. It depends on the
+// backend's Service, Port and HealthPort alone, so that a caller checking
+// many clusters can check each such backend once.
+func BackendProblems(b dag.Backend, snap *objects.Snapshot) []EndpointProblem {
 	svc := snap.Services[b.Service]
 	if svc == nil {
-		return
+		return nil
 	}
+	var out []EndpointProblem
+	report := func(p EndpointProblem) { out = AppendProblems(out, []EndpointProblem{p}) }
+	backendSlices(b, svc, snap.SlicesFor(b.Service), report, false, func(es *discoveryv1.EndpointSlice, _, _ int32) {
+		for _, ep := range es.Endpoints {
+			if _, ok := endpointHealth(ep.Conditions); ok && len(ep.Addresses) > 0 {
+				usableAddress(es, ep.Addresses[0], report)
+			}
+		}
+	})
+	return out
+}
+
+// AppendProblems appends to list the problems it does not hold yet.
+func AppendProblems(list, more []EndpointProblem) []EndpointProblem {
+	for _, p := range more {
+		if !slices.Contains(list, p) {
+			list = append(list, p)
+		}
+	}
+	return list
+}
+
+// backendSlices calls use with each of sliced, the EndpointSlices of a
+// backend's Service svc, that serves the backend's port, with the slice's
+// target port and health port (0 when health checks use the traffic
+// port). A slice whose endpoints no client could reach (host names, a port
+// out of range) is skipped and reported when report is not nil; with
+// keepUnusable, a port above 65535 is passed on
+// (Options.KeepUnusableEndpoints).
+func backendSlices(b dag.Backend, svc *corev1.Service, sliced []*discoveryv1.EndpointSlice, report func(EndpointProblem), keepUnusable bool, use func(es *discoveryv1.EndpointSlice, port, healthPort int32)) {
 	portName, ok := servicePortName(svc, b.Port)
 	if !ok {
 		return
@@ -325,15 +340,12 @@ func backendSlices(b dag.Backend, snap *objects.Snapshot, report func(EndpointPr
 	if b.HealthPort != 0 && b.HealthPort != b.Port {
 		healthName, checkOther = servicePortName(svc, b.HealthPort)
 	}
-	for _, es := range snap.SlicesFor(b.Service) {
-		bad := func(problem string) {
-			if report != nil {
-				report(EndpointProblem{Slice: es.Namespace + "/" + es.Name, WholeSlice: true, Problem: problem})
-			}
-		}
+	for _, es := range sliced {
 		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
 			// FQDN slices name hosts, which EDS clients never resolve.
-			bad(fmt.Sprintf("addressType %s: its endpoints are host names, not addresses a client can connect to", es.AddressType))
+			reportSlice(report, es, func() string {
+				return fmt.Sprintf("addressType %s: its endpoints are host names, not addresses a client can connect to", es.AddressType)
+			})
 			continue
 		}
 		port, found := slicePort(es, portName)
@@ -341,18 +353,28 @@ func backendSlices(b dag.Backend, snap *objects.Snapshot, report func(EndpointPr
 			continue
 		}
 		if port < 1 || port > 65535 && !keepUnusable {
-			bad(fmt.Sprintf("port %s: %d is not a port (1-65535)", portLabel(portName), port))
+			reportSlice(report, es, func() string { return fmt.Sprintf("port %s: %d is not a port (1-65535)", portLabel(portName), port) })
 			continue
 		}
 		var healthPort int32
 		if checkOther {
 			if hp, found := slicePort(es, healthName); found && (hp < 1 || hp > 65535 && !keepUnusable) {
-				bad(fmt.Sprintf("port %s (the health check port): %d is not a port (1-65535); health checks use the traffic port", portLabel(healthName), hp))
+				reportSlice(report, es, func() string {
+					return fmt.Sprintf("port %s (the health check port): %d is not a port (1-65535); health checks use the traffic port", portLabel(healthName), hp)
+				})
 			} else if found {
 				healthPort = hp
 			}
 		}
 		use(es, port, healthPort)
+	}
+}
+
+// reportSlice reports a problem of a whole slice when report is not nil;
+// problem is only called then, so that LoadAssignment formats nothing.
+func reportSlice(report func(EndpointProblem), es *discoveryv1.EndpointSlice, problem func() string) {
+	if report != nil {
+		report(EndpointProblem{Slice: es.Namespace + "/" + es.Name, WholeSlice: true, Problem: problem()})
 	}
 }
 
