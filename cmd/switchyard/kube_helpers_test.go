@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -35,6 +34,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/testenv"
+	"github.com/switchyard-dev/switchyard/internal/testutil/logbuf"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
@@ -97,7 +97,7 @@ func appFixture(t *testing.T, prefix, addr string) (k *kubeObjects, host string,
 type replica struct {
 	c      *controller
 	reg    *prometheus.Registry
-	logs   *syncBuffer
+	logs   *logbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -118,7 +118,7 @@ func testLease(ns, name string) kubeOptions {
 
 func startReplica(t *testing.T, rc *rest.Config, opts kubeOptions) *replica {
 	t.Helper()
-	r := &replica{reg: prometheus.NewRegistry(), logs: &syncBuffer{}, done: make(chan error, 1)}
+	r := &replica{reg: prometheus.NewRegistry(), logs: &logbuf.Buffer{}, done: make(chan error, 1)}
 	cfg := server.Config{
 		XDSAddress:   "127.0.0.1:0",
 		AdminAddress: "127.0.0.1:0",
@@ -184,24 +184,6 @@ func (r *replica) metric(t *testing.T, prefix string) string {
 		}
 	}
 	return ""
-}
-
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // kubeObjects creates objects through an administrator's client.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/switchyard-dev/switchyard/internal/testutil/logbuf"
 	"github.com/switchyard-dev/switchyard/internal/xdstls"
 )
 
@@ -288,7 +287,7 @@ func TestCheckSeesBody(t *testing.T) {
 // last good ones.
 func TestTokensReloadedWhileServing(t *testing.T) {
 	path := writeTokens(t, "old-token old\n")
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	c := startLogging(t, config{tokens: path, reload: 10 * time.Millisecond}, nil, logs)
 	status := func(token string) int {
 		return outcomeOf(t, check(t, c, request{headers: map[string]string{"authorization": "Bearer " + token}})).status
@@ -392,23 +391,4 @@ func TestParseFlags(t *testing.T) {
 	if want := []HeaderRule{{Name: "x-api-key", Value: "a=b"}}; len(cfg.headers) != 1 || cfg.headers[0] != want[0] {
 		t.Errorf("headers = %+v, want %+v (name lowercased, value kept whole)", cfg.headers, want)
 	}
-}
-
-// lockedBuffer is a log destination safe for the server and the test to
-// share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

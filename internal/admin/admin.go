@@ -32,6 +32,9 @@ import (
 type State struct {
 	DAG      *dag.DAG
 	Statuses []*dag.Status
+	// Gateways holds what the pipeline of each further gateway built, by
+	// name; DAG and Statuses are the default gateway's.
+	Gateways map[string]*State
 }
 
 // Config wires the admin endpoint to the rest of the control plane.
@@ -74,7 +77,7 @@ func Handler(cfg Config) http.Handler {
 		}
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /debug/dag", func(w http.ResponseWriter, _ *http.Request) { serveDot(w, cfg) })
+	mux.HandleFunc("GET /debug/dag", func(w http.ResponseWriter, r *http.Request) { serveDot(w, r, cfg) })
 	mux.HandleFunc("GET /debug/xds", func(w http.ResponseWriter, r *http.Request) { serveXDS(w, r, cfg) })
 	mux.HandleFunc("GET /debug/programmed", func(w http.ResponseWriter, _ *http.Request) { serveProgrammed(w, cfg) })
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -85,13 +88,13 @@ func Handler(cfg Config) http.Handler {
 	return mux
 }
 
-func serveDot(w http.ResponseWriter, cfg Config) {
-	var d *dag.DAG
-	if st := cfg.State(); st != nil {
-		d = st.DAG
+func serveDot(w http.ResponseWriter, r *http.Request, cfg Config) {
+	gw, ok := cfg.gateway(w, r)
+	if !ok {
+		return
 	}
 	var buf bytes.Buffer
-	if err := dag.WriteDot(&buf, d); err != nil {
+	if err := dag.WriteDot(&buf, gw.dag()); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -106,8 +109,12 @@ func serveDot(w http.ResponseWriter, cfg Config) {
 // name, or whose names start with it when it ends in "*". Statuses are
 // printed only when nothing is filtered out. JSON is written as it is
 // encoded, so a large group starts arriving at once and is never held in
-// memory whole; YAML is built whole first.
+// memory whole; YAML is built whole first. ?gateway= picks the gateway.
 func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
+	gw, ok := cfg.gateway(w, r)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	group := xdsres.Group(q.Get("group"))
 	if group == "" {
@@ -133,19 +140,19 @@ func serveXDS(w http.ResponseWriter, r *http.Request, cfg Config) {
 		format = "json"
 	}
 	if format == "json" {
-		streamXDS(w, cfg, group, types, q.Get("name"), !filtered)
+		streamXDS(w, cfg, gw, group, types, q.Get("name"), !filtered)
 		return
 	}
 	out := &render.Output{Resources: map[string][]proto.Message{}}
 	for _, t := range types {
-		for _, res := range cfg.Cache.Resources(group, t) {
+		for _, res := range gw.cache.Resources(group, t) {
 			if nameMatches(res.Name, q.Get("name")) {
 				out.Resources[t] = append(out.Resources[t], res.Decoded())
 			}
 		}
 	}
-	if st := cfg.State(); st != nil && !filtered {
-		out.Statuses = st.Statuses
+	if gw.state != nil && !filtered {
+		out.Statuses = gw.state.Statuses
 		out.Programmed = programmed(cfg)
 	}
 	b, err := out.Encode(format)

@@ -18,8 +18,13 @@ import (
 //
 // GET takes the request as query parameters: url (required), header
 // ("Name: value", repeatable), method, sourceIP, group (envoy or grpc).
-// POST takes an explain.Request as a JSON body, for programs.
+// POST takes an explain.Request as a JSON body, for programs. Either way
+// ?gateway= picks the gateway whose resources are explained.
 func serveExplain(w http.ResponseWriter, r *http.Request, cfg Config) {
+	gw, ok := cfg.gateway(w, r)
+	if !ok {
+		return
+	}
 	req, err := explainRequest(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -31,14 +36,12 @@ func serveExplain(w http.ResponseWriter, r *http.Request, cfg Config) {
 	}
 	var msgs []proto.Message
 	for _, t := range xdsres.TypesOf(group) {
-		for _, res := range cfg.Cache.Resources(group, t) {
+		for _, res := range gw.cache.Resources(group, t) {
 			msgs = append(msgs, res.Decoded())
 		}
 	}
 	res := explain.NewResources(msgs)
-	if st := cfg.State(); st != nil {
-		res.AddStatuses(st.Statuses)
-	}
+	res.AddStatuses(gw.statuses())
 	out, err := explain.Explain(res, req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)

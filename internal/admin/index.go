@@ -16,9 +16,9 @@ var endpointHelp = map[string]string{
 	"/healthz":            "liveness: ok while the process runs",
 	"/readyz":             "readiness: ok once the first full build is done",
 	"/metrics":            "Prometheus metrics",
-	"/debug/dag":          "the DAG of the last build, in Graphviz dot",
-	"/debug/xds":          "the xDS resources a group receives, streamed: ?group=envoy|grpc|dns&type=Cluster&name=shop/*&format=json|yaml",
-	"/api/explain":        "what the served resources do with one request: GET ?url=...&header=Name:%20value&method=&sourceIP=&group=envoy|grpc, or POST the request as JSON",
+	"/debug/dag":          "the DAG of the last build, in Graphviz dot: ?gateway=",
+	"/debug/xds":          "the xDS resources a group receives, streamed: ?group=envoy|grpc|dns&type=Cluster&name=shop/*&format=json|yaml&gateway=",
+	"/api/explain":        "what the served resources do with one request: GET ?url=...&header=Name:%20value&method=&sourceIP=&group=envoy|grpc&gateway=, or POST the request as JSON",
 	"/debug/pprof/":       "Go profiles",
 	"/":                   "the web console (site/console.md)",
 	"/api":                "this list",
@@ -28,7 +28,8 @@ var endpointHelp = map[string]string{
 	"/api/graph":          "one virtual host's graph, proxy to Service: ?host=",
 	"/api/cluster":        "one cluster's localities and endpoints: ?name=",
 	"/api/cluster/events": "the same, as server-sent events on each change: ?name=",
-	"/api/clients":        "the connected xDS clients by group, with the versions they acknowledged and rejected",
+	"/api/clients":        "the connected xDS clients by group, with the versions they acknowledged and rejected: ?gateway=",
+	"/api/gateways":       "the gateways served, the default one first; every /api and /debug view of configuration takes ?gateway=NAME (site/gateways.md)",
 	"/console/":           "the console's static files",
 }
 
@@ -46,11 +47,12 @@ func newMux(cfg Config) *indexMux {
 	m.HandleFunc("GET /api", m.serveIndex)
 	m.HandleFunc("GET /api/explain", func(w http.ResponseWriter, r *http.Request) { serveExplain(w, r, cfg) })
 	m.HandleFunc("POST /api/explain", func(w http.ResponseWriter, r *http.Request) { serveExplain(w, r, cfg) })
-	console.Register(m, console.Config{Statuses: func() []*dag.Status {
-		if st := cfg.State(); st != nil {
-			return st.Statuses
+	console.Register(m, console.Config{Statuses: func(gateway string) []*dag.Status {
+		gw, err := cfg.gatewayNamed(gateway)
+		if err != nil {
+			return nil
 		}
-		return nil
+		return gw.statuses()
 	}, Cache: cfg.Cache, Clients: cfg.Clients})
 	return m
 }

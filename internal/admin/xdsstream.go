@@ -17,7 +17,7 @@ const flushEvery = 256
 // resource at a time. An error once output has started can no longer
 // change the status code; it ends the document early, which a JSON reader
 // reports as truncated.
-func streamXDS(w http.ResponseWriter, cfg Config, group xdsres.Group, types []string, name string, withStatuses bool) {
+func streamXDS(w http.ResponseWriter, cfg Config, gw gatewayView, group xdsres.Group, types []string, name string, withStatuses bool) {
 	w.Header().Set("Content-Type", "application/json")
 	bw := bufio.NewWriter(w)
 	flusher, _ := w.(http.Flusher)
@@ -32,7 +32,7 @@ func streamXDS(w http.ResponseWriter, cfg Config, group xdsres.Group, types []st
 	firstType := true
 	for _, t := range types {
 		first := true
-		for _, res := range cfg.Cache.Resources(group, t) {
+		for _, res := range gw.cache.Resources(group, t) {
 			if !nameMatches(res.Name, name) {
 				continue
 			}
@@ -62,8 +62,8 @@ func streamXDS(w http.ResponseWriter, cfg Config, group xdsres.Group, types []st
 		}
 	}
 	_, _ = bw.WriteString("}")
-	if st := cfg.State(); st != nil && withStatuses {
-		out := render.Output{Statuses: st.Statuses, Programmed: programmed(cfg)}
+	if gw.state != nil && withStatuses {
+		out := render.Output{Statuses: gw.state.Statuses, Programmed: programmed(cfg)}
 		if b, err := out.Encode("json"); err == nil {
 			var doc struct {
 				Statuses json.RawMessage `json:"statuses"`

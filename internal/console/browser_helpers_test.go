@@ -90,6 +90,12 @@ func quickstart(t *testing.T) (dir, base, xds string) {
 // first build is done.
 func serveDir(t *testing.T, dir string) (base, xds string) {
 	t.Helper()
+	return serveDirWith(t, dir, nil)
+}
+
+// serveDirWith is serveDir with the config changed by mutate (may be nil).
+func serveDirWith(t *testing.T, dir string, mutate func(*server.Config)) (base, xds string) {
+	t.Helper()
 	cfg := server.Config{
 		XDSAddress:   "127.0.0.1:0",
 		AdminAddress: "127.0.0.1:0",
@@ -98,6 +104,9 @@ func serveDir(t *testing.T, dir string) (base, xds string) {
 		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	cfg.Pipeline.Translator = translator.DefaultOptions()
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	s := server.New(cfg)
 	if err := s.ListenAdmin(); err != nil {
 		t.Fatal(err)

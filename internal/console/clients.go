@@ -177,11 +177,15 @@ type clientGroup struct {
 	Clients []client `json:"clients"`
 }
 
-// snapshot returns the streams open now, by consumer group.
-func (cs *Clients) snapshot() []clientGroup {
+// snapshot returns the streams open now of the nodes served from one
+// gateway's cache, by consumer group.
+func (cs *Clients) snapshot(root, gateway *xdscache.Cache) []clientGroup {
 	byGroup := map[xdsres.Group][]client{}
 	cs.mu.Lock()
 	for _, st := range cs.streams {
+		if root.Gateway(xdscache.GatewayOf(st.node)) != gateway {
+			continue
+		}
 		c := client{Node: st.node.GetId(), Cluster: st.node.GetCluster(), Method: st.method, Connected: st.connected, Types: []typeVersions{}}
 		for _, tv := range st.types {
 			c.Types = append(c.Types, *tv)
@@ -200,11 +204,15 @@ func (cs *Clients) snapshot() []clientGroup {
 	return out
 }
 
-// serveClients answers /api/clients.
-func (c *console) serveClients(w http.ResponseWriter, _ *http.Request) {
+// serveClients answers /api/clients?gateway=.
+func (c *console) serveClients(w http.ResponseWriter, r *http.Request) {
+	vs := c.viewsFor(w, r)
+	if vs == nil {
+		return
+	}
 	if c.cfg.Clients == nil {
 		writeJSON(w, []clientGroup{})
 		return
 	}
-	writeJSON(w, c.cfg.Clients.snapshot())
+	writeJSON(w, c.cfg.Clients.snapshot(c.cfg.Cache, vs.cache))
 }

@@ -60,8 +60,12 @@ func describeCluster(r *xdsres.Resource) *clusterDetail {
 
 // serveCluster answers /api/cluster?name=.
 func (c *console) serveCluster(w http.ResponseWriter, r *http.Request) {
+	vs := c.viewsFor(w, r)
+	if vs == nil {
+		return
+	}
 	name := r.URL.Query().Get("name")
-	res := c.views.assignment(name)
+	res := vs.assignment(name)
 	if res == nil {
 		http.Error(w, "no load assignment named "+name+" is served", http.StatusNotFound)
 		return
@@ -78,6 +82,10 @@ const clusterPoll = 200 * time.Millisecond
 // events: the cluster's detail now, then again each time its load
 // assignment changes, until the browser goes away.
 func (c *console) serveClusterEvents(w http.ResponseWriter, r *http.Request) {
+	vs := c.viewsFor(w, r)
+	if vs == nil {
+		return
+	}
 	name := r.URL.Query().Get("name")
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -90,10 +98,10 @@ func (c *console) serveClusterEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	typeVersion, sent := "", "\x00"
 	for {
-		if v := c.cfg.Cache.Version(xdsres.GroupEnvoy, resource.EndpointType); v != typeVersion {
+		if v := vs.cache.Version(xdsres.GroupEnvoy, resource.EndpointType); v != typeVersion {
 			typeVersion = v
 			var detail *clusterDetail
-			if res := c.views.assignment(name); res != nil {
+			if res := vs.assignment(name); res != nil {
 				detail = describeCluster(res)
 			}
 			version := ""

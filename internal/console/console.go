@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
@@ -27,9 +28,10 @@ var assets embed.FS
 
 // Config is what the console reads.
 type Config struct {
-	// Statuses returns the statuses of the last full build, nil before it.
-	Statuses func() []*dag.Status
-	// Cache holds the resources served.
+	// Statuses returns the statuses of the last full build of a gateway
+	// (named as in ?gateway=, "" for the default one), nil before it.
+	Statuses func(gateway string) []*dag.Status
+	// Cache holds the resources served, and the further gateways' caches.
 	Cache *xdscache.Cache
 	// Clients tracks the connected xDS clients; nil shows none.
 	Clients *Clients
@@ -45,7 +47,7 @@ type Mux interface {
 // Register adds the console's pages at "/" and "/console/", and its JSON
 // APIs under "/api/".
 func Register(m Mux, cfg Config) {
-	c := &console{cfg: cfg, views: newViews(cfg)}
+	c := &console{cfg: cfg, views: map[*xdscache.Cache]*views{}}
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -61,11 +63,56 @@ func Register(m Mux, cfg Config) {
 	m.HandleFunc("GET /api/cluster", c.serveCluster)
 	m.HandleFunc("GET /api/cluster/events", c.serveClusterEvents)
 	m.HandleFunc("GET /api/clients", c.serveClients)
+	m.HandleFunc("GET /api/gateways", c.serveGateways)
 }
 
 type console struct {
-	cfg   Config
-	views *views
+	cfg Config
+
+	mu sync.Mutex
+	// views holds each gateway's views, by the cache that serves it.
+	views map[*xdscache.Cache]*views
+}
+
+// viewsFor returns the views of the gateway a request names in
+// ?gateway= (site/gateways.md), the default one without it; for a gateway
+// not served it answers 400 naming those that are, and returns nil.
+func (c *console) viewsFor(w http.ResponseWriter, r *http.Request) *views {
+	name := r.URL.Query().Get("gateway")
+	cache, err := c.cfg.Cache.LookupGateway(name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	vs := c.views[cache]
+	if vs == nil {
+		vs = newViews(cache, func() []*dag.Status {
+			if c.cfg.Statuses == nil {
+				return nil
+			}
+			return c.cfg.Statuses(name)
+		})
+		c.views[cache] = vs
+	}
+	return vs
+}
+
+// gatewayEntry is one gateway of /api/gateways.
+type gatewayEntry struct {
+	Name    string `json:"name"`
+	Default bool   `json:"default,omitempty"`
+}
+
+// serveGateways answers /api/gateways: the gateways served, the default
+// one first, for the console's gateway selector.
+func (c *console) serveGateways(w http.ResponseWriter, _ *http.Request) {
+	out := []gatewayEntry{{Name: c.cfg.Cache.DefaultGateway(), Default: true}}
+	for _, n := range c.cfg.Cache.Gateways() {
+		out = append(out, gatewayEntry{Name: n})
+	}
+	writeJSON(w, out)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -31,12 +31,12 @@ type graphEdge struct {
 
 // serveGraph answers /api/graph?host=.
 func (c *console) serveGraph(w http.ResponseWriter, r *http.Request) {
-	if h := c.hostOr404(w, r.URL.Query().Get("host")); h != nil {
-		writeJSON(w, c.graphOf(h))
+	if vs, h := c.hostOr404(w, r, r.URL.Query().Get("host")); h != nil {
+		writeJSON(w, graphOf(vs, h))
 	}
 }
 
-func (c *console) graphOf(h *host) *graph {
+func graphOf(vs *views, h *host) *graph {
 	g := &graph{Nodes: []graphNode{}, Edges: []graphEdge{}}
 	seen := map[string]bool{}
 	add := func(n graphNode) {
@@ -60,7 +60,7 @@ func (c *console) graphOf(h *host) *graph {
 		add(graphNode{ID: id, Kind: "route", Label: label, Broken: rt.Broken, Problem: rt.Problem})
 		g.Edges = append(g.Edges, graphEdge{From: hostID, To: id, Label: itoa(i + 1)})
 		for _, cl := range rt.Clusters {
-			c.addCluster(g, add, seen, id, cl)
+			addCluster(vs, g, add, seen, id, cl)
 		}
 	}
 	return g
@@ -68,7 +68,7 @@ func (c *console) graphOf(h *host) *graph {
 
 // addCluster adds a cluster reached from a route, and the Services its
 // load assignment holds.
-func (c *console) addCluster(g *graph, add func(graphNode), seen map[string]bool, from string, cl weighted) {
+func addCluster(vs *views, g *graph, add func(graphNode), seen map[string]bool, from string, cl weighted) {
 	id := "cluster:" + cl.Name
 	label := ""
 	if cl.Weight > 0 {
@@ -78,7 +78,7 @@ func (c *console) addCluster(g *graph, add func(graphNode), seen map[string]bool
 	if seen[id] {
 		return
 	}
-	res := c.views.assignment(cl.Name)
+	res := vs.assignment(cl.Name)
 	if res == nil {
 		add(graphNode{ID: id, Kind: "cluster", Label: cl.Name, Broken: true, Problem: "no endpoints are served for this cluster"})
 		return

@@ -24,7 +24,11 @@ type hostList struct {
 // virtual hosts served, by name; q matches a substring of the name and
 // broken=true keeps the hosts with a route that cannot carry traffic.
 func (c *console) serveHosts(w http.ResponseWriter, r *http.Request) {
-	v := c.views.current()
+	vs := c.viewsFor(w, r)
+	if vs == nil {
+		return
+	}
+	v := vs.current()
 	q, onlyBroken := r.URL.Query().Get("q"), r.URL.Query().Get("broken") == "true"
 	p := pageOf(r)
 	out := hostList{Offset: p.Offset, Limit: p.Limit, Items: []hostSummary{}}
@@ -45,16 +49,22 @@ func (c *console) serveHosts(w http.ResponseWriter, r *http.Request) {
 // serveHost answers /api/host?name=: one virtual host with its routes in
 // the order Envoy matches them.
 func (c *console) serveHost(w http.ResponseWriter, r *http.Request) {
-	if h := c.hostOr404(w, r.URL.Query().Get("name")); h != nil {
+	if _, h := c.hostOr404(w, r, r.URL.Query().Get("name")); h != nil {
 		writeJSON(w, h)
 	}
 }
 
-// hostOr404 returns the named virtual host, or answers 404 and nil.
-func (c *console) hostOr404(w http.ResponseWriter, name string) *host {
-	h := c.views.current().byHost[name]
+// hostOr404 returns the named virtual host of the request's gateway with
+// the gateway's views, or answers 404 (400 for an unknown gateway) and a
+// nil host.
+func (c *console) hostOr404(w http.ResponseWriter, r *http.Request, name string) (*views, *host) {
+	vs := c.viewsFor(w, r)
+	if vs == nil {
+		return nil, nil
+	}
+	h := vs.current().byHost[name]
 	if h == nil {
 		http.Error(w, "no virtual host named "+name+" is served", http.StatusNotFound)
 	}
-	return h
+	return vs, h
 }

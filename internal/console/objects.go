@@ -37,7 +37,11 @@ type objectList struct {
 // serveObjects answers /api/objects?namespace=&kind=&state=&q=&offset=&limit=.
 // q matches a substring of the name.
 func (c *console) serveObjects(w http.ResponseWriter, r *http.Request) {
-	v := c.views.current()
+	vs := c.viewsFor(w, r)
+	if vs == nil {
+		return
+	}
+	v := vs.current()
 	q := r.URL.Query()
 	ns, kind, state, name := q.Get("namespace"), q.Get("kind"), q.Get("state"), q.Get("q")
 	p := pageOf(r)

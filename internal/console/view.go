@@ -75,10 +75,11 @@ type weighted struct {
 // the load assignments by name, keyed by their type's version: endpoints
 // change without a rebuild, and more often.
 type views struct {
-	cfg  Config
-	mu   sync.Mutex
-	key  string
-	last *view
+	cache    *xdscache.Cache
+	statuses func() []*dag.Status
+	mu       sync.Mutex
+	key      string
+	last     *view
 
 	edsVersion string
 	eds        map[string]*xdsres.Resource
@@ -87,35 +88,34 @@ type views struct {
 // assignment returns the served load assignment of a cluster, nil when
 // there is none.
 func (vs *views) assignment(name string) *xdsres.Resource {
-	v := vs.cfg.Cache.Version(xdsres.GroupEnvoy, resource.EndpointType)
+	v := vs.cache.Version(xdsres.GroupEnvoy, resource.EndpointType)
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if vs.eds == nil || vs.edsVersion != v {
 		vs.eds, vs.edsVersion = map[string]*xdsres.Resource{}, v
-		for _, r := range vs.cfg.Cache.Resources(xdsres.GroupEnvoy, resource.EndpointType) {
+		for _, r := range vs.cache.Resources(xdsres.GroupEnvoy, resource.EndpointType) {
 			vs.eds[r.Name] = r
 		}
 	}
 	return vs.eds[name]
 }
 
-func newViews(cfg Config) *views { return &views{cfg: cfg} }
+func newViews(cache *xdscache.Cache, statuses func() []*dag.Status) *views {
+	return &views{cache: cache, statuses: statuses}
+}
 
 // current returns the view of what is served now.
 func (vs *views) current() *view {
-	var sts []*dag.Status
-	if vs.cfg.Statuses != nil {
-		sts = vs.cfg.Statuses()
-	}
+	sts := vs.statuses()
 	g := xdsres.GroupEnvoy
-	key := vs.cfg.Cache.Version(g, resource.RouteType) + "/" + vs.cfg.Cache.Version(g, resource.ClusterType)
+	key := vs.cache.Version(g, resource.RouteType) + "/" + vs.cache.Version(g, resource.ClusterType)
 	if len(sts) > 0 {
 		key += fmt.Sprintf("/%p/%d", sts[0], len(sts))
 	}
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if vs.last == nil || vs.key != key {
-		vs.last, vs.key = buildView(vs.cfg.Cache, sts), key
+		vs.last, vs.key = buildView(vs.cache, sts), key
 	}
 	return vs.last
 }

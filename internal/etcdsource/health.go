@@ -18,6 +18,7 @@ type Metrics struct {
 	bad           prometheus.Gauge
 	lists         prometheus.Counter
 	watchRestarts prometheus.Counter
+	events        prometheus.Counter
 	leader        prometheus.Gauge
 	statusWrites  prometheus.Counter
 }
@@ -35,12 +36,14 @@ func NewMetrics(r prometheus.Registerer) *Metrics {
 			Help: "Full reads of the prefix: one at the start, one per compaction the watch fell behind."}),
 		watchRestarts: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_etcd_watch_restarts_total",
 			Help: "Watches opened again from the last revision seen after one ended."}),
+		events: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_etcd_watch_events_total",
+			Help: "Events the watch delivered: changes of object keys, never of the status or election keys Switchyard writes."}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_etcd_status_leader",
 			Help: "1 while this replica holds the etcd lease that lets it write status."}),
 		statusWrites: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_etcd_status_writes_total",
 			Help: "Status keys written or deleted."}),
 	}
-	r.MustRegister(m.connected, m.rev, m.bad, m.lists, m.watchRestarts, m.leader, m.statusWrites)
+	r.MustRegister(m.connected, m.rev, m.bad, m.lists, m.watchRestarts, m.events, m.leader, m.statusWrites)
 	return m
 }
 
@@ -71,6 +74,12 @@ func (m *Metrics) listed() {
 func (m *Metrics) watchRestarted() {
 	if m != nil {
 		m.watchRestarts.Inc()
+	}
+}
+
+func (m *Metrics) watchEvents(n int) {
+	if m != nil {
+		m.events.Add(float64(n))
 	}
 }
 

@@ -44,3 +44,36 @@ func TestKeyLayout(t *testing.T) {
 		t.Error("CleanPrefix must end a prefix in / and default an empty one")
 	}
 }
+
+// TestObjectRangesLeaveOutOwnKeys: every kind's keys fall in exactly one
+// of the ranges the source reads, and the status and election keys
+// Switchyard writes in none.
+func TestObjectRangesLeaveOutOwnKeys(t *testing.T) {
+	ranges := objectRanges(DefaultPrefix)
+	in := func(key string) int {
+		n := 0
+		for _, r := range ranges {
+			if key >= r.from && key < r.end {
+				n++
+			}
+		}
+		return n
+	}
+	for k := objects.KindHTTPProxy; k <= objects.KindNode; k++ {
+		key := ObjectKey(DefaultPrefix, objects.Key{Kind: k, Namespace: "shop", Name: "web"})
+		if n := in(key); n != 1 {
+			t.Errorf("%s is in %d of the ranges read, want 1", key, n)
+		}
+		if n := in(StatusKey(DefaultPrefix, objects.Key{Kind: k, Namespace: "shop", Name: "web"})); n != 0 {
+			t.Errorf("the status key of a %s is read", k)
+		}
+	}
+	for _, own := range []string{DefaultPrefix + statusDir, DefaultPrefix + leaderDir + "status/694d7e2b", DefaultPrefix + "status/\xff"} {
+		if n := in(own); n != 0 {
+			t.Errorf("%q is in a range read", own)
+		}
+	}
+	if n := in("/switchyard0"); n != 0 {
+		t.Errorf("a key after the prefix is read")
+	}
+}

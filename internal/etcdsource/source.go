@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type Source struct {
 	reach    reachability
 	problems map[string]dirsource.Problem
 	lists    int
+	events   int
 }
 
 // entry is what one key held when last read.
@@ -117,34 +119,36 @@ func (s *Source) Start(ctx context.Context) ([]objects.Change, error) {
 	}
 }
 
-// list reads every key under the prefix, a page at a time, all pages at
-// the revision of the first so that the result is one consistent state.
+// list reads every object key under the prefix (objectRanges), a page at
+// a time, all pages at the revision of the first so that the result is
+// one consistent state.
 func (s *Source) list(ctx context.Context) ([]*mvccpb.KeyValue, int64, error) {
 	var (
 		kvs []*mvccpb.KeyValue
 		rev int64
-		key = s.cfg.Prefix
-		end = clientv3.GetPrefixRangeEnd(s.cfg.Prefix)
 	)
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.cfg.PageSize)}
-		if rev != 0 {
-			opts = append(opts, clientv3.WithRev(rev))
+	for _, r := range objectRanges(s.cfg.Prefix) {
+		key := r.from
+		for {
+			opts := []clientv3.OpOption{clientv3.WithRange(r.end), clientv3.WithLimit(s.cfg.PageSize)}
+			if rev != 0 {
+				opts = append(opts, clientv3.WithRev(rev))
+			}
+			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			resp, err := s.cfg.Client.Get(rctx, key, opts...)
+			cancel()
+			if err != nil {
+				return nil, 0, err
+			}
+			if rev == 0 {
+				rev = resp.Header.Revision
+			}
+			kvs = append(kvs, resp.Kvs...)
+			if !resp.More || len(resp.Kvs) == 0 {
+				break
+			}
+			key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 		}
-		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		resp, err := s.cfg.Client.Get(rctx, key, opts...)
-		cancel()
-		if err != nil {
-			return nil, 0, err
-		}
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
-		kvs = append(kvs, resp.Kvs...)
-		if !resp.More || len(resp.Kvs) == 0 {
-			break
-		}
-		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
 	s.mu.Lock()
 	s.lists++
@@ -293,40 +297,107 @@ const (
 	maxPause = 5 * time.Second
 )
 
-// watch delivers the changes of one watch until it ends.
+// watch delivers the changes of one watch of each object range until one
+// of them ends. The etcd client carries them on one gRPC stream. Each
+// delivers its own range in revision order, but not in step with the
+// others, so the revision to resume from is the lowest any of them has
+// reached; an event seen again after a resume is recognised by its key's
+// modification revision and skipped. A range nobody writes to would hold
+// that revision back, so progress is requested every ProbeInterval: etcd
+// answers all the stream's watches at once with the revision up to which
+// it has sent them everything.
 func (s *Source) watch(ctx context.Context, emit func([]objects.Change)) error {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	wch := s.cfg.Client.Watch(wctx, s.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithRev(s.rev+1), clientv3.WithProgressNotify())
-	for resp := range wch {
-		if resp.CompactRevision != 0 {
-			return rpctypes.ErrCompacted
+	ranges := objectRanges(s.cfg.Prefix)
+	type tagged struct {
+		i    int
+		resp clientv3.WatchResponse
+		ok   bool
+	}
+	responses := make(chan tagged)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i, r := range ranges {
+		wch := s.cfg.Client.Watch(wctx, r.from, clientv3.WithRange(r.end), clientv3.WithRev(s.rev+1), clientv3.WithProgressNotify())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				resp, ok := <-wch
+				select {
+				case responses <- tagged{i, resp, ok}:
+				case <-wctx.Done():
+					return
+				}
+				if !ok {
+					return
+				}
+			}
+		}()
+	}
+	revs := make([]int64, len(ranges))
+	for i := range revs {
+		revs[i] = s.rev
+	}
+	progress := time.NewTicker(s.cfg.ProbeInterval)
+	defer progress.Stop()
+	for {
+		var t tagged
+		select {
+		case t = <-responses:
+		case <-progress.C:
+			_ = s.cfg.Client.RequestProgress(wctx) // a failure shows as the watch's own error
+			continue
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		if err := resp.Err(); err != nil {
+		if !t.ok {
+			return ctx.Err()
+		}
+		if err := s.deliver(t.resp, emit); err != nil {
 			return err
 		}
-		s.setReachable(nil)
-		var changes []objects.Change
-		for _, ev := range resp.Events {
-			k := string(ev.Kv.Key)
-			if ownKey(s.cfg.Prefix, k) {
-				continue
-			}
-			if ev.Type == clientv3.EventTypeDelete {
-				changes = append(changes, s.remove(k)...)
-			} else {
-				changes = append(changes, s.put(k, ev.Kv)...)
-			}
+		if rev := t.resp.Header.Revision; rev > revs[t.i] {
+			revs[t.i] = rev
 		}
-		if rev := resp.Header.Revision; rev > s.rev {
-			s.setRev(rev)
-		}
-		s.publishProblems()
-		if len(changes) > 0 {
-			emit(changes)
+		if low := slices.Min(revs); low > s.rev {
+			s.setRev(low)
 		}
 	}
-	return ctx.Err()
+}
+
+// deliver emits the changes of one watch response.
+func (s *Source) deliver(resp clientv3.WatchResponse, emit func([]objects.Change)) error {
+	if resp.CompactRevision != 0 {
+		return rpctypes.ErrCompacted
+	}
+	if err := resp.Err(); err != nil {
+		return err
+	}
+	s.setReachable(nil)
+	s.cfg.Metrics.watchEvents(len(resp.Events))
+	s.mu.Lock()
+	s.events += len(resp.Events)
+	s.mu.Unlock()
+	var changes []objects.Change
+	for _, ev := range resp.Events {
+		k := string(ev.Kv.Key)
+		if ownKey(s.cfg.Prefix, k) {
+			continue
+		}
+		if ev.Type == clientv3.EventTypeDelete {
+			changes = append(changes, s.remove(k)...)
+		} else if e, ok := s.entries[k]; !ok || e.mod < ev.Kv.ModRevision {
+			changes = append(changes, s.put(k, ev.Kv)...)
+		}
+	}
+	s.publishProblems()
+	if len(changes) > 0 {
+		emit(changes)
+	}
+	return nil
 }
 
 // relist lists again, retrying until etcd answers, and emits the
@@ -376,6 +447,15 @@ func (s *Source) Problems() []dirsource.Problem {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out
+}
+
+// WatchEvents returns how many events the watches delivered: object
+// changes only, since the keys Switchyard writes are outside the ranges
+// watched.
+func (s *Source) WatchEvents() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.events
 }
 
 // Lists returns how many times the source listed the prefix: once at the

@@ -40,11 +40,14 @@ type follower struct {
 	src *etcdsource.Source
 	mu  sync.Mutex
 	now map[objects.Key]int32 // Service -> its first port
+	// batches counts the batches emitted after the initial list.
+	batches int
 }
 
 func (f *follower) apply(cs []objects.Change) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.batches++
 	for _, c := range cs {
 		if c.Object == nil {
 			delete(f.now, c.Key)
@@ -76,6 +79,7 @@ func start(t *testing.T, c *clientv3.Client) *follower {
 		t.Fatal(err)
 	}
 	f.apply(initial)
+	f.batches = 0
 	return f
 }
 
@@ -286,4 +290,39 @@ func serveClient(t *testing.T, e *etcdtest.Server) *clientv3.Client {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// TestStatusWritesAreNotWatched: status and election keys written under
+// the prefix never reach the source, neither as a watch event nor as a
+// batch, while objects written after them, in every range of the prefix
+// the source watches, still do. Each range is delivered in revision
+// order, so once the later objects are in, an earlier status write that
+// was watched would have been counted.
+func TestStatusWritesAreNotWatched(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := e.Client(t)
+	put(t, c, serviceKey("shop", "a"), serviceJSON("shop", "a", 80))
+	f := start(t, c)
+	f.run(t)
+	for i := range 20 {
+		put(t, c, fmt.Sprintf("%sstatus/httpproxy/shop/p%d", prefix, i), `{"currentStatus": "valid"}`)
+	}
+	put(t, c, prefix+"leader/status/694d7e2b", "replica-1")
+	// One key in each range: before "leader/", between it and "status/",
+	// and after "status/".
+	put(t, c, prefix+"httpproxy/shop/bad", "{not yaml")
+	put(t, c, serviceKey("shop", "a"), serviceJSON("shop", "a", 81))
+	put(t, c, prefix+"tlscertificatedelegation/shop/bad", "{not yaml")
+	testenv.WaitFor(t, 10*time.Second, "the three object writes", func() bool {
+		p, _ := f.port("shop", "a")
+		return p == 81 && len(f.src.Problems()) == 2
+	})
+	if n := f.src.WatchEvents(); n != 3 {
+		t.Errorf("the watch delivered %d events, want the 3 object writes alone", n)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.batches != 1 {
+		t.Errorf("%d batches emitted, want 1 (the Service; bad values emit nothing)", f.batches)
+	}
 }

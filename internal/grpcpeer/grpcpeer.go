@@ -7,7 +7,7 @@ package grpcpeer
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"net"
 	"testing"
 	"time"
@@ -51,15 +51,48 @@ func StartBackend(t testing.TB, id string) *Backend {
 // resource deletion: a deleted listener makes RPCs fail, as it should.
 func Client(t testing.TB, xdsAddr net.Addr, nodeID, target string) testgrpc.TestServiceClient {
 	t.Helper()
-	bootstrap := fmt.Sprintf(`{
-  "xds_servers": [{"server_uri": "passthrough:///%s", "channel_creds": [{"type": "insecure"}]}],
-  "node": {"id": %q}
-}`, xdsAddr, nodeID)
-	rb, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
+	return Dial(t, xdsAddr, target, Node{ID: nodeID})
+}
+
+// Node is what a Dial client's bootstrap says of its node.
+type Node struct {
+	ID string
+	// Zone is the node's locality zone, which locality-aware routing
+	// reads; "" sets none.
+	Zone string
+	// Metadata are string fields of the node metadata, such as the
+	// gateway it belongs to (switchyard.dev/gateway).
+	Metadata map[string]string
+	// IgnoreResourceDeletion sets the server feature of that name: the
+	// client keeps a deleted resource's last version.
+	IgnoreResourceDeletion bool
+}
+
+// Dial is Client with the node described in full and further dial
+// options (credentials, a dialer, ...), which come after its own.
+func Dial(t testing.TB, xdsAddr net.Addr, target string, n Node, opts ...grpc.DialOption) testgrpc.TestServiceClient {
+	t.Helper()
+	node := map[string]any{"id": n.ID}
+	if n.Zone != "" {
+		node["locality"] = map[string]string{"zone": n.Zone}
+	}
+	if len(n.Metadata) > 0 {
+		node["metadata"] = n.Metadata
+	}
+	server := map[string]any{"server_uri": "passthrough:///" + xdsAddr.String(), "channel_creds": []map[string]string{{"type": "insecure"}}}
+	if n.IgnoreResourceDeletion {
+		server["server_features"] = []string{"ignore_resource_deletion"}
+	}
+	bootstrap, err := json.Marshal(map[string]any{"xds_servers": []any{server}, "node": node})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := grpc.NewClient("xds:///"+target, grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	rb, err := xds.NewXDSResolverWithConfigForTesting(bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts = append([]grpc.DialOption{grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
+	cc, err := grpc.NewClient("xds:///"+target, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -71,11 +73,14 @@ func catalogueBase(t *testing.T) []runtime.Object {
 
 // gateCase is one bad input, and the text the good proxy's
 // ResourceRejected error must hold ("" when the bad input must not touch
-// the good proxy at all).
+// the good proxy at all), or its EndpointInvalid warning: endpoints no
+// client can use are left out by the translator, so that the gate never
+// sees them.
 type gateCase struct {
 	name string
 	objs []runtime.Object
 	want string
+	warn string
 	// rootNamespaces is the DAG option some dag cases set.
 	rootNamespaces []string
 }
@@ -101,25 +106,25 @@ func objectCases() []gateCase {
 		return s
 	}
 	return []gateCase{
-		{name: "ipv4 octet over 255", objs: []runtime.Object{badSlice(v4, 8080, ok("10.0.0.999")...)}, want: `"10.0.0.999" is not an IP address`},
-		{name: "ipv4 not an address", objs: []runtime.Object{badSlice(v4, 8080, ok("not-an-ip")...)}, want: `"not-an-ip" is not an IP address`},
-		{name: "ipv4 with a prefix length", objs: []runtime.Object{badSlice(v4, 8080, ok("10.0.0.1/24")...)}, want: `"10.0.0.1/24" is not an IP address`},
-		{name: "ipv4 with a port", objs: []runtime.Object{badSlice(v4, 8080, ok("10.0.0.1:80")...)}, want: `"10.0.0.1:80" is not an IP address`},
-		{name: "ipv4 empty", objs: []runtime.Object{badSlice(v4, 8080, ok("")...)}, want: `"" is not an IP address`},
-		{name: "ipv4 leading zeros", objs: []runtime.Object{badSlice(v4, 8080, ok("010.0.0.1")...)}, want: `"010.0.0.1" is not an IP address`},
-		{name: "ipv6 bad group", objs: []runtime.Object{badSlice(v6, 8080, ok("fe80::zz")...)}, want: `"fe80::zz" is not an IP address`},
-		{name: "ipv6 two elisions", objs: []runtime.Object{badSlice(v6, 8080, ok("2001:db8::1::2")...)}, want: `"2001:db8::1::2" is not an IP address`},
-		{name: "ipv6 bracketed", objs: []runtime.Object{badSlice(v6, 8080, ok("[2001:db8::1]")...)}, want: `"[2001:db8::1]" is not an IP address`},
+		{name: "ipv4 octet over 255", objs: []runtime.Object{badSlice(v4, 8080, ok("10.0.0.999")...)}, warn: `EndpointSlice shop/app-bad: endpoint "10.0.0.999" is left out: not an IP address`},
+		{name: "ipv4 not an address", objs: []runtime.Object{badSlice(v4, 8080, ok("not-an-ip")...)}, warn: `EndpointSlice shop/app-bad: endpoint "not-an-ip" is left out: not an IP address`},
+		{name: "ipv4 with a prefix length", objs: []runtime.Object{badSlice(v4, 8080, ok("10.0.0.1/24")...)}, warn: `EndpointSlice shop/app-bad: endpoint "10.0.0.1/24" is left out: not an IP address`},
+		{name: "ipv4 with a port", objs: []runtime.Object{badSlice(v4, 8080, ok("10.0.0.1:80")...)}, warn: `EndpointSlice shop/app-bad: endpoint "10.0.0.1:80" is left out: not an IP address`},
+		{name: "ipv4 empty", objs: []runtime.Object{badSlice(v4, 8080, ok("")...)}, warn: `EndpointSlice shop/app-bad: endpoint "" is left out: not an IP address`},
+		{name: "ipv4 leading zeros", objs: []runtime.Object{badSlice(v4, 8080, ok("010.0.0.1")...)}, warn: `EndpointSlice shop/app-bad: endpoint "010.0.0.1" is left out: not an IP address`},
+		{name: "ipv6 bad group", objs: []runtime.Object{badSlice(v6, 8080, ok("fe80::zz")...)}, warn: `EndpointSlice shop/app-bad: endpoint "fe80::zz" is left out: not an IP address`},
+		{name: "ipv6 two elisions", objs: []runtime.Object{badSlice(v6, 8080, ok("2001:db8::1::2")...)}, warn: `EndpointSlice shop/app-bad: endpoint "2001:db8::1::2" is left out: not an IP address`},
+		{name: "ipv6 bracketed", objs: []runtime.Object{badSlice(v6, 8080, ok("[2001:db8::1]")...)}, warn: `EndpointSlice shop/app-bad: endpoint "[2001:db8::1]" is left out: not an IP address`},
 		// Clients take an IPv6 address in an IPv4 slice: only the
 		// source can say the family is wrong.
 		{name: "ipv6 in an ipv4 slice", objs: []runtime.Object{badSlice(v4, 8080, ok("2001:db8::7")...)}, want: ""},
 		{name: "second address bad", objs: []runtime.Object{badSlice(v4, 8080, ok("10.0.0.7", "10.0.0.999")...)}, want: ""},
-		{name: "fqdn slice", objs: []runtime.Object{badSlice(fqdn, 8080, ok("app.example.com")...)}, want: ""},
-		{name: "port 70000", objs: []runtime.Object{badSlice(v4, 70000, ok("10.0.0.8")...)}, want: "port_value: 70000 is not a port"},
-		{name: "port 65536", objs: []runtime.Object{badSlice(v4, 65536, ok("10.0.0.8")...)}, want: "port_value: 65536 is not a port"},
-		{name: "port 0", objs: []runtime.Object{badSlice(v4, 0, ok("10.0.0.8")...)}, want: ""},
-		{name: "port negative", objs: []runtime.Object{badSlice(v4, -1, ok("10.0.0.8")...)}, want: ""},
-		{name: "bad address and port", objs: []runtime.Object{badSlice(v4, 70000, ok("10.0.0.999")...)}, want: `"10.0.0.999" is not an IP address`},
+		{name: "fqdn slice", objs: []runtime.Object{badSlice(fqdn, 8080, ok("app.example.com")...)}, warn: "EndpointSlice shop/app-bad is left out: addressType FQDN"},
+		{name: "port 70000", objs: []runtime.Object{badSlice(v4, 70000, ok("10.0.0.8")...)}, warn: `EndpointSlice shop/app-bad is left out: port "http": 70000 is not a port (1-65535)`},
+		{name: "port 65536", objs: []runtime.Object{badSlice(v4, 65536, ok("10.0.0.8")...)}, warn: `EndpointSlice shop/app-bad is left out: port "http": 65536 is not a port (1-65535)`},
+		{name: "port 0", objs: []runtime.Object{badSlice(v4, 0, ok("10.0.0.8")...)}, warn: `EndpointSlice shop/app-bad is left out: port "http": 0 is not a port (1-65535)`},
+		{name: "port negative", objs: []runtime.Object{badSlice(v4, -1, ok("10.0.0.8")...)}, warn: `EndpointSlice shop/app-bad is left out: port "http": -1 is not a port (1-65535)`},
+		{name: "bad address and port", objs: []runtime.Object{badSlice(v4, 70000, ok("10.0.0.999")...)}, warn: `EndpointSlice shop/app-bad is left out: port "http": 70000 is not a port (1-65535)`},
 		{name: "service port 70000", objs: []runtime.Object{appWith(func(s *corev1.Service) {
 			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "huge", Port: 70000})
 		})}, want: ""},
@@ -240,6 +245,21 @@ func runAdded(t *testing.T, c gateCase) {
 			t.Errorf("the batch's status update does not carry shop/good's condition")
 		}
 	}
+	if c.warn != "" {
+		checkWarned(t, st, c)
+		if warnedWith(statusOf(res.StatusUpdate.Changed, "shop", "good"), c.warn) == "" {
+			t.Errorf("the batch's status update does not carry shop/good's warning")
+		}
+	}
+}
+
+// checkWarned checks that a case's endpoints left out are a warning of the
+// good proxy, which stays valid, and that the gate withheld nothing.
+func checkWarned(t *testing.T, st *dag.Status, c gateCase) {
+	t.Helper()
+	if warnedWith(st, c.warn) == "" || st.State != switchyardv1.StatusValid {
+		t.Errorf("shop/good must stay valid and warn %q: %+v", c.warn, st)
+	}
 }
 
 // changedByCase reports whether a case legitimately changes a resource
@@ -269,5 +289,8 @@ func runFirst(t *testing.T, c gateCase) {
 	assertServedValid(t, cache)
 	if c.want != "" && rejectedWith(statusOf(p.Statuses(), "shop", "good"), c.want) == "" {
 		t.Errorf("shop/good does not say %q: %+v", c.want, statusOf(p.Statuses(), "shop", "good"))
+	}
+	if c.warn != "" {
+		checkWarned(t, statusOf(p.Statuses(), "shop", "good"), c)
 	}
 }

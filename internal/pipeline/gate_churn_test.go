@@ -17,7 +17,8 @@ import (
 )
 
 // TestGateUnderChurn applies random sequences of changes, with
-// EndpointSlices broken now and then (port 70000, address 10.0.0.999),
+// EndpointSlices broken now and then (port 70000, address 10.0.0.999) and
+// a translator that emits them (newUncheckedPipeline),
 // and checks after each step that what the gate lets through passes
 // xdscheck.CheckServed in every group. Repairing every slice at the end
 // must leave nothing withheld and the gate serving exactly the build.
@@ -29,7 +30,7 @@ func TestGateUnderChurn(t *testing.T) {
 	withheld := 0
 	for seed := range int64(seeds) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			r := startChurn(t, seed)
+			r := startChurnWith(t, seed, newUncheckedPipeline)
 			p, mirror := r.p, r.mirror
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
 			for step := range steps {

@@ -86,11 +86,12 @@ func rejectedWith(st *dag.Status, text string) string {
 }
 
 // TestGateKeepsLastGoodLoadAssignment breaks the endpoints of a served
-// cluster: the old load assignment stays, nothing else changes, the proxy
-// says why, the metric counts it, and fixing the slice clears it all.
+// cluster under a translator that emits them (newUncheckedPipeline): the
+// old load assignment stays, nothing else changes, the proxy says why, the
+// metric counts it, and fixing the slice clears it all.
 func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 	c := newClock()
-	p, cache := newPipeline(c)
+	p, cache := newUncheckedPipeline(c)
 	if _, err := p.Apply(upserts(t, svc("a"), svc("c"), slice("a", "10.0.0.1"), slice("c", "10.0.0.3"),
 		proxyTo("app", "app.example.com", "a"), proxyTo("other", "other.example.com", "c"))); err != nil {
 		t.Fatal(err)
@@ -122,13 +123,13 @@ func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 	}
 	for _, g := range []string{"envoy", "grpc"} {
 		var m dto.Metric
-		if err := p.cfg.Metrics.Withheld.WithLabelValues(g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
+		if err := p.cfg.Metrics.Withheld.WithLabelValues("", g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		if n := m.GetCounter().GetValue(); n != 1 {
 			t.Errorf("group %s: %v load assignments counted as withheld, want 1", g, n)
 		}
-		if err := p.cfg.Metrics.WithheldNow.WithLabelValues(g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
+		if err := p.cfg.Metrics.WithheldNow.WithLabelValues("", g, xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		if n := m.GetGauge().GetValue(); n != 1 {
@@ -154,12 +155,13 @@ func TestGateKeepsLastGoodLoadAssignment(t *testing.T) {
 }
 
 // TestGateWithholdsWhatUsesANewBadCluster starts with a host whose only
-// cluster has a bad endpoint (never served: there is no good version),
+// cluster has a bad endpoint (never served: there is no good version; the
+// translator emits it, newUncheckedPipeline),
 // then moves a served host to that cluster: its route keeps the cluster
 // it had, which stays although the build dropped it.
 func TestGateWithholdsWhatUsesANewBadCluster(t *testing.T) {
 	c := newClock()
-	p, cache := newPipeline(c)
+	p, cache := newUncheckedPipeline(c)
 	res, err := p.Apply(upserts(t, svc("a"), svc("z"), slice("a", "10.0.0.1"), slice("z", "10.0.0.999"),
 		proxyTo("app", "app.example.com", "a"), proxyTo("bad", "bad.example.com", "z")))
 	if err != nil {

@@ -72,50 +72,53 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 	return out
 }
 
-// PatchStatus returns st with the conditions added (st itself when there
-// are none).
-func PatchStatus(st *dag.Status, conds []switchyardv1.SubCondition) *dag.Status {
-	if len(conds) == 0 || st == nil {
+// PatchStatus returns st with the errors and warnings added (st itself
+// when there are none).
+func PatchStatus(st *dag.Status, errs, warns []switchyardv1.SubCondition) *dag.Status {
+	if len(errs)+len(warns) == 0 || st == nil {
 		return st
 	}
-	return dag.JoinStatus(st.Key, []*dag.Status{st}, conds, nil)
+	return dag.JoinStatus(st.Key, []*dag.Status{st}, errs, warns)
 }
 
-// PatchStatuses returns the statuses with the conditions added, a new
-// slice when any are.
-func PatchStatuses(list []*dag.Status, conds Conditions) []*dag.Status {
-	if len(conds) == 0 {
+// PatchStatuses returns the statuses with the errors and warnings added,
+// a new slice when any are.
+func PatchStatuses(list []*dag.Status, errs, warns Conditions) []*dag.Status {
+	if len(errs)+len(warns) == 0 {
 		return list
 	}
 	out := slices.Clone(list)
 	for i, st := range out {
-		out[i] = PatchStatus(st, conds[st.Key])
+		out[i] = PatchStatus(st, errs[st.Key], warns[st.Key])
 	}
 	return out
 }
 
-// patchUpdate adds the gate's conditions to what a build changed in the
-// statuses, and the statuses of objects whose gate conditions changed
-// though the build did not recompute them.
-func (p *Pipeline) patchUpdate(u dag.StatusUpdate, conds Conditions) dag.StatusUpdate {
+// patchUpdate adds the gate's errors and the endpoint warnings to what a
+// build changed in the statuses, and the statuses of objects whose
+// conditions changed though the build did not recompute them.
+func (p *Pipeline) patchUpdate(u dag.StatusUpdate, conds, warns Conditions) dag.StatusUpdate {
 	differs := map[objects.Key]bool{}
-	for k, cs := range conds {
-		if !slices.Equal(cs, p.conds[k]) {
-			differs[k] = true
+	for _, pair := range [][2]Conditions{{conds, p.conds}, {warns, p.warns}} {
+		now, before := pair[0], pair[1]
+		for k, cs := range now {
+			if !slices.Equal(cs, before[k]) {
+				differs[k] = true
+			}
+		}
+		for k := range before {
+			if _, ok := now[k]; !ok {
+				differs[k] = true
+			}
 		}
 	}
-	for k := range p.conds {
-		if _, ok := conds[k]; !ok {
-			differs[k] = true
-		}
-	}
-	if len(differs) == 0 && len(conds) == 0 {
+	if len(differs) == 0 && len(conds)+len(warns) == 0 {
 		return u
 	}
 	changed := make([]*dag.Status, 0, len(u.Changed)+len(differs))
 	for _, st := range u.Changed {
 		delete(differs, st.Key)
-		changed = append(changed, PatchStatus(st, conds[st.Key]))
+		changed = append(changed, PatchStatus(st, conds[st.Key], warns[st.Key]))
 	}
 	for _, k := range u.Removed {
 		delete(differs, k)
@@ -123,7 +126,7 @@ func (p *Pipeline) patchUpdate(u dag.StatusUpdate, conds Conditions) dag.StatusU
 	added := false
 	for k := range differs {
 		if st := p.engine.Status(k); st != nil {
-			changed = append(changed, PatchStatus(st, conds[k]))
+			changed = append(changed, PatchStatus(st, conds[k], warns[k]))
 			added = true
 		}
 	}

@@ -31,9 +31,7 @@ func (p *Pipeline) newGateways() {
 		cfg := p.cfg
 		cfg.Gateways = nil
 		cfg.DAG.IngressClassName = name
-		// The metrics describe the default gateway; a gateway's own
-		// would overwrite its resource gauges.
-		cfg.Metrics = NewMetrics(nil)
+		cfg.Metrics = p.cfg.Metrics.forGateway()
 		p.gateways = append(p.gateways, New(p.cache.AddGateway(name), cfg))
 	}
 }
@@ -116,3 +114,13 @@ func (p *Pipeline) ServedBy(k objects.Key) *Pipeline {
 
 // Cache returns the cache the pipeline feeds.
 func (p *Pipeline) Cache() *xdscache.Cache { return p.cache }
+
+// OwnStatuses returns the statuses of what this pipeline's gateway read,
+// with the gate's conditions: Statuses without the further gateways'
+// proxies, so that a view of one gateway shows that gateway alone.
+func (p *Pipeline) OwnStatuses() []*dag.Status {
+	if !p.built {
+		return nil
+	}
+	return PatchStatuses(p.engine.Statuses(), p.conds, p.warns)
+}

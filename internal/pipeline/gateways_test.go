@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
@@ -75,5 +78,58 @@ func TestGatewaysGetTheirOwnSlices(t *testing.T) {
 	}
 	if len(res.StatusUpdate.Changed) == 0 && len(res.StatusUpdate.Removed) == 0 && !res.StatusUpdate.All {
 		t.Errorf("the move changed no status in the update")
+	}
+}
+
+// TestGateMetricsPerGateway: what a further gateway's gate withholds is
+// counted under its own gateway label, in the metrics the default
+// gateway's pipeline registered, and not under the default gateway's.
+func TestGateMetricsPerGateway(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	// A translator that emits the endpoints clients reject gives the gate
+	// something to withhold (newUncheckedPipeline).
+	opts := translator.DefaultOptions()
+	opts.KeepUnusableEndpoints = true
+	p := New(xdscache.New(), Config{Translator: opts, Now: newClock().now, Gateways: []string{"edge-b"}, Metrics: NewMetrics(reg)})
+	edge := proxyTo("edge", "b.example.com", "b")
+	edge.Spec.IngressClassName = "edge-b"
+	if _, err := p.Apply(upserts(t, svc("a"), svc("b"), slice("a", "10.0.0.1"), slicePort("b", "10.0.0.2", 70000),
+		proxyTo("app", "a.example.com", "a"), edge)); err != nil {
+		t.Fatal(err)
+	}
+	for gw, want := range map[string]float64{"": 0, "edge-b": 1} {
+		var m dto.Metric
+		if err := p.cfg.Metrics.WithheldNow.WithLabelValues(gw, "envoy", xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.GetGauge().GetValue(); got != want {
+			t.Errorf("gateway %q: %v load assignments withheld now, want %v", gw, got, want)
+		}
+		if err := p.cfg.Metrics.Withheld.WithLabelValues(gw, "envoy", xdsres.ShortType(typeEndpoint)).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.GetCounter().GetValue(); got != want {
+			t.Errorf("gateway %q: %v load assignments counted as withheld, want %v", gw, got, want)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateways := map[string]bool{}
+	for _, f := range families {
+		if f.GetName() != "switchyard_gate_withheld_resources" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "gateway" {
+					gateways[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if !gateways[""] || !gateways["edge-b"] || len(gateways) != 2 {
+		t.Errorf("the registry's gate gauges are labelled with gateways %v, want \"\" and edge-b", gateways)
 	}
 }

@@ -122,6 +122,12 @@ type churnRun struct {
 
 func startChurn(t *testing.T, seed int64) *churnRun {
 	t.Helper()
+	return startChurnWith(t, seed, newPipeline)
+}
+
+// startChurnWith is startChurn on a pipeline made by newP.
+func startChurnWith(t *testing.T, seed int64, newP func(*clock) (*Pipeline, *xdscache.Cache)) *churnRun {
+	t.Helper()
 	set, err := scalegen.Generate(scalegen.Config{
 		Proxies: 30, RoutesPerProxy: 2, ServicesPerRoute: 2, EndpointsPerService: 3,
 		Zones: 2, TLSFraction: 0.6, Seed: seed, TeamSize: 10,
@@ -130,7 +136,7 @@ func startChurn(t *testing.T, seed int64) *churnRun {
 		t.Fatal(err)
 	}
 	r := &churnRun{c: newClock(), mirror: set.Snapshot()}
-	r.p, r.cache = newPipeline(r.c)
+	r.p, r.cache = newP(r.c)
 	if _, err := r.p.Apply(set.Changes()); err != nil {
 		t.Fatal(err)
 	}

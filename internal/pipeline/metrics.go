@@ -10,7 +10,8 @@ type Metrics struct {
 	Builds       *prometheus.CounterVec
 	Resources    *prometheus.GaugeVec
 	// Withheld counts the resource versions the gate withheld (gate.go),
-	// WithheldNow the resources it withholds as of the last build.
+	// WithheldNow the resources it withholds as of the last build. Every
+	// gateway's pipeline counts into the same two, by its gateway label.
 	Withheld    *prometheus.CounterVec
 	WithheldNow *prometheus.GaugeVec
 }
@@ -27,17 +28,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Resources: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "switchyard_resources", Help: "Resources served, by consumer group and type."}, []string{"group", "type"}),
 		Withheld: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_gate_withheld_resources_total",
-			Help: "Resource versions withheld from clients because they failed validation or referred to a withheld resource, by consumer group and type.",
-		}, []string{"group", "type"}),
+			Help: "Resource versions withheld from clients because they failed validation or referred to a withheld resource, by gateway, consumer group and type.",
+		}, []string{"gateway", "group", "type"}),
 		WithheldNow: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchyard_gate_withheld_resources",
-			Help: "Resources withheld from clients now (their last good version, if any, is served), by consumer group and type.",
-		}, []string{"group", "type"}),
+			Help: "Resources withheld from clients now (their last good version, if any, is served), by gateway, consumer group and type.",
+		}, []string{"gateway", "group", "type"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.BuildSeconds, m.Builds, m.Resources, m.Withheld, m.WithheldNow)
 	}
 	return m
+}
+
+// forGateway returns the metrics of a further gateway's pipeline: the
+// gate's are shared, by their gateway label, and the others are left
+// unregistered, since they describe the default gateway and a second
+// writer would overwrite its resource gauges.
+func (m *Metrics) forGateway() *Metrics {
+	gm := NewMetrics(nil)
+	gm.Withheld, gm.WithheldNow = m.Withheld, m.WithheldNow
+	return gm
 }
 
 func (m *Metrics) observe(r Result, err error) {

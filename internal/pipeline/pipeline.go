@@ -59,6 +59,10 @@ type Pipeline struct {
 	// are its conditions as of the last batch.
 	gate  *Gate
 	conds Conditions
+	// warns are the EndpointInvalid warnings as of the last batch, worked
+	// out by endpoints (endpointwarn.go).
+	warns     Conditions
+	endpoints endpointWarnings
 }
 
 // New returns a pipeline feeding the cache.
@@ -131,8 +135,12 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 	rejected := p.gate.Rejected()
 	p.countWithheld(rejected)
 	conds := RejectionConditions(rejected, p.engine.Owners)
-	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds)
-	p.conds = conds
+	// Owners change with full builds, so the warnings are recomputed
+	// whenever there are any; with none this costs nothing.
+	p.endpoints.update(p.engine, p.snap, ch, delta)
+	warns := p.endpoints.conditions(p.engine.Owners)
+	res.StatusUpdate = p.patchUpdate(p.engine.StatusUpdate(), conds, warns)
+	p.conds, p.warns = conds, warns
 	if gerr := p.applyGateways(changes, &res); err == nil {
 		err = gerr
 	}
@@ -167,7 +175,7 @@ func (p *Pipeline) Statuses() []*dag.Status {
 	if !p.built {
 		return nil
 	}
-	out := PatchStatuses(p.engine.Statuses(), p.conds)
+	out := PatchStatuses(p.engine.Statuses(), p.conds, p.warns)
 	if len(p.gateways) == 0 {
 		return out
 	}
@@ -195,7 +203,7 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 	}
 	for _, g := range xdsres.Groups {
 		for _, t := range xdsres.TypesOf(g) {
-			p.cfg.Metrics.WithheldNow.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
+			p.cfg.Metrics.WithheldNow.WithLabelValues(p.cfg.DAG.IngressClassName, string(g), xdsres.ShortType(t)).Set(float64(n[incremental.ResourceRef{Group: g, Type: t}]))
 		}
 	}
 }
@@ -204,9 +212,9 @@ func (p *Pipeline) countWithheld(rejected []Rejection) {
 func (p *Pipeline) withheld(fresh []Rejection) {
 	for _, rj := range fresh {
 		typ := xdsres.ShortType(rj.Type)
-		p.cfg.Metrics.Withheld.WithLabelValues(string(rj.Group), typ).Inc()
+		p.cfg.Metrics.Withheld.WithLabelValues(p.cfg.DAG.IngressClassName, string(rj.Group), typ).Inc()
 		p.cfg.Log.Warn("withholding a resource that fails validation; clients keep its last good version",
-			"group", rj.Group, "type", typ, "name", rj.Name, "error", rj.Err)
+			"gateway", p.cfg.DAG.IngressClassName, "group", rj.Group, "type", typ, "name", rj.Name, "error", rj.Err)
 	}
 }
 

@@ -71,6 +71,16 @@ func newPipeline(c *clock) (*Pipeline, *xdscache.Cache) {
 	return New(cache, Config{Translator: translator.DefaultOptions(), Now: c.now, Log: slog.New(slog.DiscardHandler)}), cache
 }
 
+// newUncheckedPipeline is newPipeline with a translator that emits the
+// endpoints clients reject (translator.Options.KeepUnusableEndpoints), as
+// a translator with a bug would: what the gate is there to catch.
+func newUncheckedPipeline(c *clock) (*Pipeline, *xdscache.Cache) {
+	cache := xdscache.New()
+	opts := translator.DefaultOptions()
+	opts.KeepUnusableEndpoints = true
+	return New(cache, Config{Translator: opts, Now: c.now, Log: slog.New(slog.DiscardHandler)}), cache
+}
+
 // routeCluster returns the clusters a group's route configuration uses,
 // and whether it holds a warm-up route.
 func routeCluster(t *testing.T, cache *xdscache.Cache, g xdsres.Group, name string) (string, bool) {

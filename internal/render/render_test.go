@@ -37,9 +37,48 @@ func host(name, service, ip string, port int32) []runtime.Object {
 	}
 }
 
+// uncheckedOptions are translator options under which the translator
+// emits the endpoints clients reject, as a translator with a bug would:
+// what the gate catches (translator.Options.KeepUnusableEndpoints).
+func uncheckedOptions() translator.Options {
+	opts := translator.DefaultOptions()
+	opts.KeepUnusableEndpoints = true
+	return opts
+}
+
+// TestRunLeavesOutUnusableEndpoints: an endpoint port no client accepts is
+// left out by the translator, so render has nothing to withhold, and the
+// proxy routing to it is valid with a warning that names the slice.
+func TestRunLeavesOutUnusableEndpoints(t *testing.T) {
+	snap := objects.NewSnapshot()
+	for _, o := range append(host("good", "a", "10.0.0.1", 8080), host("bad", "z", "10.0.0.2", 70000)...) {
+		if _, err := snap.Upsert(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: xdsres.GroupEnvoy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRendered(t, "envoy", out)
+	if !out.Valid() {
+		t.Errorf("nothing is withheld, so the output is valid: %v", out.Statuses)
+	}
+	warned := false
+	for _, st := range out.Statuses {
+		for _, w := range st.Warnings {
+			warned = warned || (st.Key.Name == "bad" && w.Reason == "EndpointInvalid" && strings.Contains(w.Message, "70000 is not a port"))
+		}
+	}
+	if !warned {
+		t.Errorf("shop/bad does not warn of its port 70000: %v", out.Statuses)
+	}
+}
+
 // TestRunGates renders a snapshot built directly, past any source's
-// checks, with one host whose endpoint port no client accepts: render
-// leaves out what serve withholds and reports the same condition.
+// checks, with one host whose endpoint port no client accepts and a
+// translator that emits it: render leaves out what serve withholds and
+// reports the same condition.
 func TestRunGates(t *testing.T) {
 	snap := objects.NewSnapshot()
 	for _, o := range append(host("good", "a", "10.0.0.1", 8080), host("bad", "z", "10.0.0.2", 70000)...) {
@@ -51,7 +90,7 @@ func TestRunGates(t *testing.T) {
 		if group == string(xdsres.GroupMesh) {
 			continue // no mesh without --mesh: nothing to gate
 		}
-		out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: xdsres.Group(group)})
+		out, err := render.Run(snap, render.Options{Translator: uncheckedOptions(), Group: xdsres.Group(group)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +121,7 @@ func TestRunGates(t *testing.T) {
 }
 
 // TestRunGatesHTTPS renders two secure hosts, one of whose endpoints no
-// client accepts: the HTTPS listener is rendered, as served, with the
+// client accepts, with a translator that emits it: the HTTPS listener is rendered, as served, with the
 // good host's filter chain alone, and everything rendered passes.
 func TestRunGatesHTTPS(t *testing.T) {
 	dir := filepath.Join("..", "translator", "testdata", "certs")
@@ -106,7 +145,7 @@ func TestRunGatesHTTPS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: "envoy"})
+	out, err := render.Run(snap, render.Options{Translator: uncheckedOptions(), Group: "envoy"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/dirsource"
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
@@ -84,7 +85,7 @@ stringData:
 // 75/25, target a with a backend in each of two zones, must split 2,400
 // RPCs within 5 points.
 func TestExtensionServiceWeighting(t *testing.T) {
-	a1, a2, b := startBackend(t, "a1"), startBackend(t, "a2"), startBackend(t, "b")
+	a1, a2, b := grpcpeer.StartBackend(t, "a1"), grpcpeer.StartBackend(t, "a2"), grpcpeer.StartBackend(t, "b")
 	dir := t.TempDir()
 	writeFile(t, dir, "a.yaml", serviceYAML("auth", "a", endpoint{a1, "z1"}, endpoint{a2, "z2"}))
 	writeFile(t, dir, "b.yaml", serviceYAML("auth", "b", endpoint{b, "z1"}))
@@ -146,7 +147,7 @@ func buildValid(t *testing.T, dir string) (*objects.Snapshot, *dag.Result) {
 // route that needs a check is a 403 direct response in the grpc group, so
 // its RPCs fail UNAVAILABLE without ever leaving the client.
 func TestGRPCClientCannotBypassAuthorization(t *testing.T) {
-	app, authz := startBackend(t, "app"), startBackend(t, "authz")
+	app, authz := grpcpeer.StartBackend(t, "app"), grpcpeer.StartBackend(t, "authz")
 	dir := t.TempDir()
 	writeFile(t, dir, "a.yaml", serviceYAML("auth", "a", endpoint{authz, "z1"}))
 	writeFile(t, dir, "b.yaml", serviceYAML("auth", "b", endpoint{authz, "z1"}))

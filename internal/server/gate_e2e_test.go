@@ -18,6 +18,7 @@ import (
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -120,14 +121,26 @@ func (l *statusLog) snapshot() []*dag.Status {
 // says reports whether an HTTPProxy's last status has a ResourceRejected
 // error holding text ("" for none at all).
 func (l *statusLog) says(name, text string) bool {
+	return l.holds(name, "ResourceRejected", text, func(st *dag.Status) []switchyardv1.SubCondition { return st.Errors })
+}
+
+// warns reports whether an HTTPProxy's last status has an EndpointInvalid
+// warning holding text.
+func (l *statusLog) warns(name, text string) bool {
+	return l.holds(name, "EndpointInvalid", text, func(st *dag.Status) []switchyardv1.SubCondition { return st.Warnings })
+}
+
+// holds reports whether the conditions of an HTTPProxy's last status that
+// of picks include one of reason holding text.
+func (l *statusLog) holds(name, reason, text string, of func(*dag.Status) []switchyardv1.SubCondition) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.last[objects.Key{Kind: objects.KindHTTPProxy, Namespace: "shop", Name: name}]
 	if st == nil {
 		return false
 	}
-	for _, c := range st.Errors {
-		if c.Reason == "ResourceRejected" && (text == "" || strings.Contains(c.Message, text)) {
+	for _, c := range of(st) {
+		if c.Reason == reason && (text == "" || strings.Contains(c.Message, text)) {
 			return true
 		}
 	}
@@ -135,15 +148,52 @@ func (l *statusLog) says(name, text string) bool {
 }
 
 // TestGateThroughServe runs serve on a source that lets bad EndpointSlices
-// through: a served Service's slice gets port 70000 and a new host comes
+// through, and a translator that emits them (which the real one no longer
+// does: it leaves them out with an EndpointInvalid warning): a served
+// Service's slice gets port 70000 and a new host comes
 // with the address 10.0.0.999. gRPC's own xDS client keeps calling the
 // last good endpoint and NACKs nothing; what any client is sent passes
 // xdscheck; the proxies' statuses name the values; fixing the slice lets
 // the new endpoint out.
 func TestGateThroughServe(t *testing.T) {
-	b1, b2 := startBackend(t, "b1"), startBackend(t, "b2")
-	src := &objectSource{batches: make(chan []objects.Change)}
-	src.initial = changes(t, append(grpcService("app", "127.0.0.1", int32(b1.port)), hostProxy("app", "app.example.com", "app"))...)
+	b1, b2 := grpcpeer.StartBackend(t, "b1"), grpcpeer.StartBackend(t, "b2")
+	// A translator that emits the endpoints clients reject, as one with a
+	// bug would: what the gate is there to catch.
+	opts := translator.DefaultOptions()
+	opts.KeepUnusableEndpoints = true
+	ctx := context.Background()
+	s, src, statuses := serveObjects(t, opts, changes(t, append(grpcService("app", "127.0.0.1", int32(b1.Port)), hostProxy("app", "app.example.com", "app"))...))
+	c := grpcClient(t, s, "app.example.com")
+	warmUp(t, c, "b1")
+
+	bad := grpcService("app", "127.0.0.1", 70000)[1:]
+	bad = append(bad, grpcService("other", "10.0.0.999", 8080)...)
+	src.batches <- changes(t, append(bad, hostProxy("other", "other.example.com", "other"))...)
+	waitFor(t, 10*time.Second, "the batch to be built", func() bool { return statuses.has("other") })
+	checkServed(ctx, t, s)
+	if !statuses.says("app", "port_value: 70000") || !statuses.says("other", `"10.0.0.999" is not an IP address`) {
+		t.Errorf("the proxies do not say what is withheld: %v", statuses.snapshot())
+	}
+	if m := metric(t, s, `switchyard_gate_withheld_resources_total{gateway="",group="grpc"`); m == "" {
+		t.Error("the metric does not count the grpc group's withheld load assignments")
+	}
+	if counts, failed := tally(context.Background(), c, 100); failed > 0 || counts["b1"] != 100 {
+		t.Fatalf("the client must keep calling b1: %v, %d failed", counts, failed)
+	}
+	noNACKs(t, s)
+
+	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.Port))[1:]...)
+	warmUp(t, c, "b2")
+	waitFor(t, 10*time.Second, "shop/app to be valid again", func() bool { return !statuses.says("app", "") })
+	noNACKs(t, s)
+}
+
+// serveObjects runs serve with translator options opts on an objectSource
+// that starts with initial, and returns the server once it listens, the
+// source to send batches to and the statuses it reports.
+func serveObjects(t *testing.T, opts translator.Options, initial []objects.Change) (*server.Server, *objectSource, *statusLog) {
+	t.Helper()
+	src := &objectSource{initial: initial, batches: make(chan []objects.Change)}
 	statuses := &statusLog{}
 	cfg := server.Config{
 		XDSAddress: "127.0.0.1:0", AdminAddress: "127.0.0.1:0",
@@ -151,7 +201,7 @@ func TestGateThroughServe(t *testing.T) {
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		OnStatuses: statuses.record,
 	}
-	cfg.Pipeline.Translator = translator.DefaultOptions()
+	cfg.Pipeline.Translator = opts
 	s := server.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -165,28 +215,36 @@ func TestGateThroughServe(t *testing.T) {
 	// The first build of the largest inputs here (a 10,000-route host)
 	// takes over a minute under -race on a busy 2-core machine.
 	waitFor(t, 3*time.Minute, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })
+	return s, src, statuses
+}
+
+// TestBadEndpointThroughServe: the input that made the gate freeze a
+// Service's endpoints, a slice with the address 10.0.0.999 beside the good
+// one, goes through serve and the real translator: gRPC's own xDS client
+// keeps calling, the proxy warns of the address, and moving the good slice
+// to another backend reaches the client, which a frozen load assignment
+// would never let out.
+func TestBadEndpointThroughServe(t *testing.T) {
+	b1, b2 := grpcpeer.StartBackend(t, "b1"), grpcpeer.StartBackend(t, "b2")
+	s, src, statuses := serveObjects(t, translator.DefaultOptions(), changes(t, append(grpcService("app", "127.0.0.1", int32(b1.Port)), hostProxy("app", "app.example.com", "app"))...))
 	c := grpcClient(t, s, "app.example.com")
 	warmUp(t, c, "b1")
 
-	bad := grpcService("app", "127.0.0.1", 70000)[1:]
-	bad = append(bad, grpcService("other", "10.0.0.999", 8080)...)
-	src.batches <- changes(t, append(bad, hostProxy("other", "other.example.com", "other"))...)
-	waitFor(t, 10*time.Second, "the batch to be built", func() bool { return statuses.has("other") })
-	checkServed(ctx, t, s)
-	if !statuses.says("app", "port_value: 70000") || !statuses.says("other", `"10.0.0.999" is not an IP address`) {
-		t.Errorf("the proxies do not say what is withheld: %v", statuses.snapshot())
+	bad := grpcService("app", "10.0.0.999", 8080)[1].(*discoveryv1.EndpointSlice)
+	bad.Name = "app-bad"
+	src.batches <- changes(t, bad)
+	waitFor(t, 10*time.Second, "shop/app to warn of 10.0.0.999", func() bool {
+		return statuses.warns("app", `EndpointSlice shop/app-bad: endpoint "10.0.0.999" is left out`)
+	})
+	if statuses.says("app", "") {
+		t.Errorf("nothing may be withheld: %v", statuses.snapshot())
 	}
-	if m := metric(t, s, `switchyard_gate_withheld_resources_total{group="grpc"`); m == "" {
-		t.Error("the metric does not count the grpc group's withheld load assignments")
-	}
-	if counts, failed := tally(context.Background(), c, 100); failed > 0 || counts["b1"] != 100 {
-		t.Fatalf("the client must keep calling b1: %v, %d failed", counts, failed)
-	}
-	noNACKs(t, s)
-
-	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.port))[1:]...)
+	src.batches <- changes(t, grpcService("app", "127.0.0.1", int32(b2.Port))[1:]...)
 	warmUp(t, c, "b2")
-	waitFor(t, 10*time.Second, "shop/app to be valid again", func() bool { return !statuses.says("app", "") })
+	if counts, failed := tally(context.Background(), c, 50); failed > 0 || counts["b2"] != 50 {
+		t.Fatalf("the client must call b2 alone: %v, %d failed", counts, failed)
+	}
+	checkServed(context.Background(), t, s)
 	noNACKs(t, s)
 }
 

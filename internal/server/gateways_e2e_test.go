@@ -9,15 +9,14 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	"google.golang.org/grpc/xds"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
@@ -47,7 +46,7 @@ func gatewaysSetup(t *testing.T) *running {
 		if g.class != "" {
 			class = "  ingressClassName: " + g.class + "\n"
 		}
-		writeFile(t, dir, g.gateway+"-svc.yaml", serviceYAML("shop", g.svc, endpoint{startBackend(t, g.svc), "z1"}))
+		writeFile(t, dir, g.gateway+"-svc.yaml", serviceYAML("shop", g.svc, endpoint{grpcpeer.StartBackend(t, g.svc), "z1"}))
 		writeFile(t, dir, g.gateway+".yaml", fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata: {name: tls-%s, namespace: shop}
@@ -73,29 +72,15 @@ spec:
 }
 
 // grpcGatewayClient dials target through gRPC's own xDS resolver, as a
-// node of gateway ("" for the default one).
+// node of gateway ("" for the default one) in zone z1.
 func grpcGatewayClient(t *testing.T, xdsAddr net.Addr, gateway, target string, opts ...grpc.DialOption) testgrpc.TestServiceClient {
 	t.Helper()
-	id, md := "e2e-"+t.Name(), ""
+	n := grpcpeer.Node{ID: "e2e-" + t.Name(), Zone: "z1", IgnoreResourceDeletion: true}
 	if gateway != "" {
-		id += "-" + gateway
-		md = fmt.Sprintf(`, "metadata": {%q: %q}`, xdscache.GatewayMetadataKey, gateway)
+		n.ID += "-" + gateway
+		n.Metadata = map[string]string{xdscache.GatewayMetadataKey: gateway}
 	}
-	bootstrap := fmt.Sprintf(`{
-  "xds_servers": [{"server_uri": "passthrough:///%s", "channel_creds": [{"type": "insecure"}], "server_features": ["ignore_resource_deletion"]}],
-  "node": {"id": %q, "locality": {"zone": "z1"}%s}
-}`, xdsAddr, id, md)
-	rb, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts = append([]grpc.DialOption{grpc.WithResolvers(rb), grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
-	cc, err := grpc.NewClient("xds:///"+target, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	return testgrpc.NewTestServiceClient(cc)
+	return grpcpeer.Dial(t, xdsAddr, target, n, opts...)
 }
 
 // TestGRPCGatewaySeesOnlyItsRoutes: gRPC's xDS client, as a node of each

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/metadata"
+
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 )
 
 // proxyYAML is a root proxy for fqdn whose one route splits between the
@@ -35,7 +37,7 @@ spec:
 func weightedSetup(t *testing.T) (dir string, serviceOf map[string]string, ids []string) {
 	t.Helper()
 	dir = t.TempDir()
-	a1, a2, b, c := startBackend(t, "a1"), startBackend(t, "a2"), startBackend(t, "b"), startBackend(t, "c")
+	a1, a2, b, c := grpcpeer.StartBackend(t, "a1"), grpcpeer.StartBackend(t, "a2"), grpcpeer.StartBackend(t, "b"), grpcpeer.StartBackend(t, "c")
 	writeFile(t, dir, "a.yaml", serviceYAML("shop", "a", endpoint{a1, "z1"}, endpoint{a2, "z2"}))
 	writeFile(t, dir, "b.yaml", serviceYAML("shop", "b", endpoint{b, "z1"}))
 	writeFile(t, dir, "c.yaml", serviceYAML("shop", "c", endpoint{c, "z2"}))
@@ -101,7 +103,7 @@ func TestGRPCServiceLosesEndpoints(t *testing.T) {
 // TestGRPCHeaderRoute sends RPCs carrying a header to their own backend.
 func TestGRPCHeaderRoute(t *testing.T) {
 	dir := t.TempDir()
-	stable, canary := startBackend(t, "stable"), startBackend(t, "canary")
+	stable, canary := grpcpeer.StartBackend(t, "stable"), grpcpeer.StartBackend(t, "canary")
 	writeFile(t, dir, "stable.yaml", serviceYAML("shop", "stable", endpoint{stable, "z1"}))
 	writeFile(t, dir, "canary.yaml", serviceYAML("shop", "canary", endpoint{canary, "z1"}))
 	writeFile(t, dir, "proxy.yaml", `apiVersion: switchyard.dev/v1
@@ -161,7 +163,7 @@ func TestGRPCEditWhileRunning(t *testing.T) {
 // from writing the file to the first RPC answered by the new backend.
 func TestGRPCEditLatency(t *testing.T) {
 	dir := t.TempDir()
-	a, c := startBackend(t, "a1"), startBackend(t, "c")
+	a, c := grpcpeer.StartBackend(t, "a1"), grpcpeer.StartBackend(t, "c")
 	writeFile(t, dir, "a.yaml", serviceYAML("shop", "a", endpoint{a, "z1"}))
 	writeFile(t, dir, "c.yaml", serviceYAML("shop", "c", endpoint{c, "z1"}))
 	writeFile(t, dir, "proxy.yaml", proxyYAML("app.example.com", map[string]int{"a": 1}))

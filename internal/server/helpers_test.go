@@ -19,39 +19,15 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
-// backend is a real gRPC server answering UnaryCall with its id.
-type backend struct {
-	id   string
-	port int
-	testgrpc.UnimplementedTestServiceServer
-}
-
-func (b *backend) UnaryCall(context.Context, *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
-	return &testgrpc.SimpleResponse{ServerId: b.id}, nil
-}
-
-func startBackend(t *testing.T, id string) *backend {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &backend{id: id, port: l.Addr().(*net.TCPAddr).Port}
-	gs := grpc.NewServer()
-	testgrpc.RegisterTestServiceServer(gs, b)
-	go func() { _ = gs.Serve(l) }()
-	t.Cleanup(gs.Stop)
-	return b
-}
-
 // endpoint is one backend of a Service, in a zone.
 type endpoint struct {
-	b    *backend
+	b    *grpcpeer.Backend
 	zone string
 }
 
@@ -68,7 +44,7 @@ func serviceYAML(ns, name string, eps ...endpoint) string {
 
 // steered is one backend of a Service with what steers it.
 type steered struct {
-	b           *backend
+	b           *grpcpeer.Backend
 	zone        string
 	node        string // the EndpointSlice's nodeName, "" for none
 	terminating bool   // not ready but still serving: DRAINING
@@ -102,7 +78,7 @@ endpoints:
 - addresses: [127.0.0.1]
   zone: %s
   conditions: %s%s
-`, name, i, ns, name, ep.b.port, ep.zone, cond, node)
+`, name, i, ns, name, ep.b.Port, ep.zone, cond, node)
 	}
 	return sb.String()
 }
@@ -259,7 +235,14 @@ func nodeWithGroup(id, group, agent string) *envoy_config_core_v3.Node {
 // metricLines fetches the admin endpoint's /metrics, line by line.
 func metricLines(t *testing.T, s *server.Server) []string {
 	t.Helper()
-	resp, err := http.Get("http://" + s.AdminAddr().String() + "/metrics")
+	_, body := adminGet(t, s, "/metrics")
+	return strings.Split(body, "\n")
+}
+
+// adminGet fetches one path of a server's admin endpoint.
+func adminGet(t *testing.T, s *server.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + s.AdminAddr().String() + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +251,7 @@ func metricLines(t *testing.T, s *server.Server) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Split(string(b), "\n")
+	return resp.StatusCode, string(b)
 }
 
 // rpcLoop calls continuously in the background and records failures.

@@ -12,6 +12,7 @@ import (
 
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/server"
 )
 
@@ -37,7 +38,7 @@ spec:
 // holder is deleted, the newcomer gets the host.
 func TestHostNameStaysWithFirstClaim(t *testing.T) {
 	dir := t.TempDir()
-	holder, edited, newcomer := startBackend(t, "holder"), startBackend(t, "edited"), startBackend(t, "newcomer")
+	holder, edited, newcomer := grpcpeer.StartBackend(t, "holder"), grpcpeer.StartBackend(t, "edited"), grpcpeer.StartBackend(t, "newcomer")
 	writeFile(t, dir, "services.yaml", serviceYAML("shop", "holder", endpoint{holder, "z1"})+"---\n"+
 		serviceYAML("shop", "edited", endpoint{edited, "z1"})+"---\n"+
 		serviceYAML("shop", "newcomer", endpoint{newcomer, "z1"}))

@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"testing"
+
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 )
 
 // TestGRPCWildcardHost dials names a wildcard host serves through gRPC's
@@ -11,7 +13,7 @@ import (
 // the same domain keeps its own.
 func TestGRPCWildcardHost(t *testing.T) {
 	dir := t.TempDir()
-	wild, exact := startBackend(t, "wild"), startBackend(t, "exact")
+	wild, exact := grpcpeer.StartBackend(t, "wild"), grpcpeer.StartBackend(t, "exact")
 	writeFile(t, dir, "wild.yaml", serviceYAML("shop", "wild", endpoint{wild, "z1"}))
 	writeFile(t, dir, "exact.yaml", serviceYAML("shop", "exact", endpoint{exact, "z1"}))
 	writeFile(t, dir, "proxy.yaml", `apiVersion: switchyard.dev/v1
@@ -52,7 +54,7 @@ spec:
 // pseudo-headers are not in an RPC's metadata.
 func TestGRPCMethodCondition(t *testing.T) {
 	dir := t.TempDir()
-	reader, writer := startBackend(t, "reader"), startBackend(t, "writer")
+	reader, writer := grpcpeer.StartBackend(t, "reader"), grpcpeer.StartBackend(t, "writer")
 	writeFile(t, dir, "reader.yaml", serviceYAML("shop", "reader", endpoint{reader, "z1"}))
 	writeFile(t, dir, "writer.yaml", serviceYAML("shop", "writer", endpoint{writer, "z1"}))
 	writeFile(t, dir, "proxy.yaml", `apiVersion: switchyard.dev/v1

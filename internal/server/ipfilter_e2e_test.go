@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/xds"
 
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
@@ -23,7 +24,7 @@ import (
 // enforces, from the control plane at xdsAddr: the one Switchyard serves
 // for the backends of fqdn listening on 127.0.0.1. It returns once the
 // server is SERVING.
-func startXDSBackend(t *testing.T, xdsAddr net.Addr, fqdn, id string) *backend {
+func startXDSBackend(t *testing.T, xdsAddr net.Addr, fqdn, id string) *grpcpeer.Backend {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -49,7 +50,7 @@ func startXDSBackend(t *testing.T, xdsAddr net.Addr, fqdn, id string) *backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &backend{id: id, port: l.Addr().(*net.TCPAddr).Port}
+	b := &grpcpeer.Backend{ID: id, Port: l.Addr().(*net.TCPAddr).Port}
 	testgrpc.RegisterTestServiceServer(gs, b)
 	go func() { _ = gs.Serve(l) }()
 	t.Cleanup(gs.Stop)

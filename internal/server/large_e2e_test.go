@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +16,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-dev/switchyard/internal/server"
+	"github.com/switchyard-dev/switchyard/internal/testutil/logbuf"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // bigHostYAML is one host whose route configuration is about 6 MiB: 10,000
 // routes, each with a long prefix and a header to set.
@@ -62,7 +44,7 @@ func bigHostYAML() string {
 func TestResponsesOverFourMiB(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "big.yaml", bigHostYAML())
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	s := startServer(t, dir, "127.0.0.1:0", func(c *server.Config) {
 		c.AdminAddress = "127.0.0.1:0"
 		c.Log = slog.New(slog.NewTextHandler(logs, nil))

@@ -120,12 +120,27 @@ func (s *Server) build(changes []objects.Change) error {
 	}
 	// The cache already holds the new resources; what follows is for
 	// people (the admin endpoint, logs, status write-back).
-	s.state.Store(&admin.State{DAG: s.pipe.DAG(), Statuses: s.pipe.Statuses()})
+	s.state.Store(s.adminState())
 	s.logStatusChanges(res.StatusUpdate, len(changes), res.Duration)
 	if s.cfg.OnStatuses != nil {
 		s.cfg.OnStatuses(res.StatusUpdate)
 	}
 	return nil
+}
+
+// adminState is what the admin endpoint shows after a build, for every
+// gateway served: each gateway's own DAG and statuses.
+func (s *Server) adminState() *admin.State {
+	st := &admin.State{DAG: s.pipe.DAG(), Statuses: s.pipe.OwnStatuses()}
+	for _, name := range s.cache.Gateways() {
+		if gw := s.pipe.Gateway(name); gw != nil {
+			if st.Gateways == nil {
+				st.Gateways = map[string]*admin.State{}
+			}
+			st.Gateways[name] = &admin.State{DAG: gw.DAG(), Statuses: gw.OwnStatuses()}
+		}
+	}
+	return st
 }
 
 // logStatusChanges logs one summary line per full build, and a line of

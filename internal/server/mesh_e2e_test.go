@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/server"
 )
 
@@ -37,7 +38,7 @@ spec:
 func meshSetup(t *testing.T) (dir string, serviceOf map[string]string, ids []string) {
 	t.Helper()
 	dir = t.TempDir()
-	a1, a2, b := startBackend(t, "a1"), startBackend(t, "a2"), startBackend(t, "b")
+	a1, a2, b := grpcpeer.StartBackend(t, "a1"), grpcpeer.StartBackend(t, "a2"), grpcpeer.StartBackend(t, "b")
 	writeFile(t, dir, "ns.yaml", meshNamespaceYAML)
 	writeFile(t, dir, "reviews.yaml", serviceYAML("shop", "reviews"))
 	writeFile(t, dir, "a.yaml", serviceYAML("shop", "a", endpoint{a1, "z1"}, endpoint{a2, "z2"}))

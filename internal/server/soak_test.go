@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -78,7 +78,14 @@ func (c *soakClient) runSotw(ctx context.Context, ads envoy_service_discovery_v3
 	if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType}); err != nil {
 		return err
 	}
-	edsNames := ""
+	// A state-of-the-world request states the whole subscription, ACKs
+	// included: an EDS ACK without the names would unsubscribe them all.
+	// A subscription change carries the last EDS response's nonce and
+	// version, as Envoy's does; one with another nonce is stale and
+	// ignored, and the next ACK, which names the subscription, makes up
+	// for it.
+	var edsNames []string
+	var edsVersion, edsNonce string
 	for {
 		resp, err := st.Recv()
 		if err != nil {
@@ -90,12 +97,16 @@ func (c *soakClient) runSotw(ctx context.Context, ads envoy_service_discovery_v3
 		}
 		names := c.record(resp.GetTypeUrl(), held, nil, resp.GetTypeUrl() == resource.ClusterType)
 		ack := &envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: resp.GetTypeUrl(), VersionInfo: resp.GetVersionInfo(), ResponseNonce: resp.GetNonce()}
+		if resp.GetTypeUrl() == resource.EndpointType {
+			ack.ResourceNames = edsNames
+			edsVersion, edsNonce = resp.GetVersionInfo(), resp.GetNonce()
+		}
 		if err := st.Send(ack); err != nil {
 			return err
 		}
-		if resp.GetTypeUrl() == resource.ClusterType && strings.Join(names, ",") != edsNames {
-			edsNames = strings.Join(names, ",")
-			if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.EndpointType, ResourceNames: names}); err != nil {
+		if resp.GetTypeUrl() == resource.ClusterType && !slices.Equal(names, edsNames) {
+			edsNames = names
+			if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.EndpointType, ResourceNames: names, VersionInfo: edsVersion, ResponseNonce: edsNonce}); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
@@ -56,10 +57,10 @@ func newStandbySetup(t *testing.T) *standbySetup {
 	t.Helper()
 	st := &standbySetup{
 		dir:        t.TempDir(),
-		p1:         steered{b: startBackend(t, "p1"), zone: "z1", node: "n1"},
-		p2:         steered{b: startBackend(t, "p2"), zone: "z2", node: "n2"},
-		s1:         steered{b: startBackend(t, "s1"), zone: "z2", node: "n2"},
-		s2:         steered{b: startBackend(t, "s2"), zone: "z3", node: "n3"},
+		p1:         steered{b: grpcpeer.StartBackend(t, "p1"), zone: "z1", node: "n1"},
+		p2:         steered{b: grpcpeer.StartBackend(t, "p2"), zone: "z2", node: "n2"},
+		s1:         steered{b: grpcpeer.StartBackend(t, "s1"), zone: "z2", node: "n2"},
+		s2:         steered{b: grpcpeer.StartBackend(t, "s2"), zone: "z3", node: "n3"},
 		primaryIDs: []string{"p1", "p2"},
 		standbyIDs: []string{"s1", "s2"},
 	}

@@ -2,6 +2,7 @@ package translator
 
 import (
 	"cmp"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -52,7 +53,7 @@ func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, 
 
 	var groups []backendEndpoints
 	for _, b := range backends {
-		zones := collectZones(b, snap, drainZones)
+		zones := collectZones(b, snap, drainZones, opts.KeepUnusableEndpoints)
 		if len(zones) == 0 {
 			// An empty locality keeps the backend's priority level present:
 			// gRPC rejects a load assignment whose priorities skip a level,
@@ -231,42 +232,26 @@ func lbEndpoints(eps []endpoint) []*envoy_config_endpoint_v3.LbEndpoint {
 // collectZones gathers a backend's endpoints by zone, or nil when it has
 // none: its Service is missing, has no such port, or has no usable
 // endpoint.
-func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]bool) []zoneEndpoints {
+func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]bool, keepUnusable bool) []zoneEndpoints {
 	svc := snap.Services[b.Service]
 	if svc == nil {
 		return nil
 	}
-	portName, ok := servicePortName(svc, b.Port)
-	if !ok {
-		return nil
-	}
 	svcDrained := objects.Drained(svc.Annotations)
-	healthName, checkOther := "", false
-	if b.HealthPort != 0 && b.HealthPort != b.Port {
-		healthName, checkOther = servicePortName(svc, b.HealthPort)
-	}
-
 	sliced := snap.SlicesFor(b.Service)
 	n := 0
 	for _, es := range sliced {
 		n += len(es.Endpoints)
 	}
 	eps := make([]zonedEndpoint, 0, n)
-	for _, es := range sliced {
-		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
-			continue // FQDN slices name hosts, not addresses Envoy can connect to
-		}
-		port, ok := slicePort(es, portName)
-		if !ok {
-			continue
-		}
-		var healthPort int32
-		if checkOther {
-			healthPort, _ = slicePort(es, healthName)
-		}
+	backendSlices(b, svc, sliced, nil, keepUnusable, func(es *discoveryv1.EndpointSlice, port, healthPort int32) {
 		for _, ep := range es.Endpoints {
 			health, ok := endpointHealth(ep.Conditions)
 			if !ok || len(ep.Addresses) == 0 {
+				continue
+			}
+			addr := ep.Addresses[0]
+			if !usableAddress(es, addr, nil) && !keepUnusable {
 				continue
 			}
 			zone := deref(ep.Zone)
@@ -274,10 +259,143 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 				(svcDrained || drainZones[zone] || nodeDrained(snap, ep.NodeName)) {
 				health = envoy_config_core_v3.HealthStatus_DRAINING
 			}
-			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(ep.Addresses[0], port), health: health, healthPort: healthPort}})
+			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(addr, port), health: health, healthPort: healthPort}})
+		}
+	})
+	return byZone(eps)
+}
+
+// EndpointProblem is an endpoint, or a whole EndpointSlice, that
+// LoadAssignment leaves out because no client could use it. Served, one
+// such endpoint would make Envoy and gRPC reject the whole load
+// assignment, so the gate would hold every endpoint of the cluster at its
+// last good version; left out, it is reported instead (EndpointInvalid).
+type EndpointProblem struct {
+	// Slice is the EndpointSlice, "namespace/name".
+	Slice string
+	// WholeSlice is set when the problem is the slice's and all its
+	// endpoints are left out; otherwise Address is the endpoint's.
+	WholeSlice bool
+	Address    string
+	Problem    string
+}
+
+// EndpointProblems returns what LoadAssignment leaves out of the backends'
+// endpoints as unusable, by the same rules, in backend and slice order and
+// without repeats.
+func EndpointProblems(spec *dag.ClusterSpec, snap *objects.Snapshot) []EndpointProblem {
+	if spec == nil || snap == nil {
+		return nil
+	}
+	var out []EndpointProblem
+	for _, b := range spec.Backends {
+		out = AppendProblems(out, BackendProblems(b, snap))
+	}
+	return out
+}
+
+// BackendProblems is EndpointProblems of one backend. It depends on the
+// backend's Service, Port and HealthPort alone, so that a caller checking
+// many clusters can check each such backend once.
+func BackendProblems(b dag.Backend, snap *objects.Snapshot) []EndpointProblem {
+	svc := snap.Services[b.Service]
+	if svc == nil {
+		return nil
+	}
+	var out []EndpointProblem
+	report := func(p EndpointProblem) { out = AppendProblems(out, []EndpointProblem{p}) }
+	backendSlices(b, svc, snap.SlicesFor(b.Service), report, false, func(es *discoveryv1.EndpointSlice, _, _ int32) {
+		for _, ep := range es.Endpoints {
+			if _, ok := endpointHealth(ep.Conditions); ok && len(ep.Addresses) > 0 {
+				usableAddress(es, ep.Addresses[0], report)
+			}
+		}
+	})
+	return out
+}
+
+// AppendProblems appends to list the problems it does not hold yet.
+func AppendProblems(list, more []EndpointProblem) []EndpointProblem {
+	for _, p := range more {
+		if !slices.Contains(list, p) {
+			list = append(list, p)
 		}
 	}
-	return byZone(eps)
+	return list
+}
+
+// backendSlices calls use with each of sliced, the EndpointSlices of a
+// backend's Service svc, that serves the backend's port, with the slice's
+// target port and health port (0 when health checks use the traffic
+// port). A slice whose endpoints no client could reach (host names, a port
+// out of range) is skipped and reported when report is not nil; with
+// keepUnusable, a port above 65535 is passed on
+// (Options.KeepUnusableEndpoints).
+func backendSlices(b dag.Backend, svc *corev1.Service, sliced []*discoveryv1.EndpointSlice, report func(EndpointProblem), keepUnusable bool, use func(es *discoveryv1.EndpointSlice, port, healthPort int32)) {
+	portName, ok := servicePortName(svc, b.Port)
+	if !ok {
+		return
+	}
+	healthName, checkOther := "", false
+	if b.HealthPort != 0 && b.HealthPort != b.Port {
+		healthName, checkOther = servicePortName(svc, b.HealthPort)
+	}
+	for _, es := range sliced {
+		if es.AddressType != discoveryv1.AddressTypeIPv4 && es.AddressType != discoveryv1.AddressTypeIPv6 {
+			// FQDN slices name hosts, which EDS clients never resolve.
+			reportSlice(report, es, func() string {
+				return fmt.Sprintf("addressType %s: its endpoints are host names, not addresses a client can connect to", es.AddressType)
+			})
+			continue
+		}
+		port, found := slicePort(es, portName)
+		if !found {
+			continue
+		}
+		if port < 1 || port > 65535 && !keepUnusable {
+			reportSlice(report, es, func() string { return fmt.Sprintf("port %s: %d is not a port (1-65535)", portLabel(portName), port) })
+			continue
+		}
+		var healthPort int32
+		if checkOther {
+			if hp, found := slicePort(es, healthName); found && (hp < 1 || hp > 65535 && !keepUnusable) {
+				reportSlice(report, es, func() string {
+					return fmt.Sprintf("port %s (the health check port): %d is not a port (1-65535); health checks use the traffic port", portLabel(healthName), hp)
+				})
+			} else if found {
+				healthPort = hp
+			}
+		}
+		use(es, port, healthPort)
+	}
+}
+
+// reportSlice reports a problem of a whole slice when report is not nil;
+// problem is only called then, so that LoadAssignment formats nothing.
+func reportSlice(report func(EndpointProblem), es *discoveryv1.EndpointSlice, problem func() string) {
+	if report != nil {
+		report(EndpointProblem{Slice: es.Namespace + "/" + es.Name, WholeSlice: true, Problem: problem()})
+	}
+}
+
+// usableAddress reports whether a client can connect to an endpoint's
+// address: EDS addresses are IP literals, never resolved. Anything else is
+// reported when report is not nil.
+func usableAddress(es *discoveryv1.EndpointSlice, addr string, report func(EndpointProblem)) bool {
+	if _, err := netip.ParseAddr(addr); err == nil {
+		return true
+	}
+	if report != nil {
+		report(EndpointProblem{Slice: es.Namespace + "/" + es.Name, Address: addr, Problem: "not an IP address"})
+	}
+	return false
+}
+
+func portLabel(name string) string {
+	if name == "" {
+		return "(unnamed)"
+	}
+	return strconv.Quote(name)
 }
 
 // byZone groups endpoints by zone, zones sorted by name and each zone's
@@ -361,16 +479,18 @@ func servicePortName(svc *corev1.Service, port int32) (string, bool) {
 }
 
 // slicePort finds the target port number of the named Service port in an
-// EndpointSlice. An unnamed Service port appears with a nil name.
-func slicePort(es *discoveryv1.EndpointSlice, name string) (int32, bool) {
+// EndpointSlice: found is false when the slice does not carry that port
+// over TCP. An unnamed Service port appears with a nil name; a port
+// without a number reads as 0, which is not a port.
+func slicePort(es *discoveryv1.EndpointSlice, name string) (port int32, found bool) {
 	for _, p := range es.Ports {
-		if deref(p.Name) != name || p.Port == nil || *p.Port <= 0 {
+		if deref(p.Name) != name {
 			continue
 		}
 		if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
 			continue
 		}
-		return *p.Port, true
+		return deref(p.Port), true
 	}
 	return 0, false
 }

@@ -47,6 +47,12 @@ type Options struct {
 	// so that an operator can move traffic out of a zone without touching
 	// any Service.
 	DrainZones []string
+	// KeepUnusableEndpoints makes LoadAssignment emit the endpoints it
+	// would leave out as unusable (EndpointProblems): addresses that are
+	// not IP literals, ports above 65535. It is how the tests of the gate
+	// (internal/pipeline) get a translator that emits what clients
+	// reject; nothing else sets it.
+	KeepUnusableEndpoints bool
 }
 
 // DefaultOptions returns the options Switchyard runs with unless told

@@ -3,6 +3,7 @@ package xdscache
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 )
@@ -73,6 +74,10 @@ func (c *Cache) Gateway(name string) *Cache {
 func (c *Cache) Gateways() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.gatewayNamesLocked()
+}
+
+func (c *Cache) gatewayNamesLocked() []string {
 	out := make([]string, 0, len(c.gw.byName))
 	for n := range c.gw.byName {
 		out = append(out, n)
@@ -100,4 +105,29 @@ func (c *Cache) cacheFor(node *envoy_config_core_v3.Node) (*Cache, error) {
 		return sub, nil
 	}
 	return nil, fmt.Errorf("xdscache: node %q names gateway %q, which this control plane does not serve", node.GetId(), name)
+}
+
+// LookupGateway returns the cache serving the named gateway, like
+// Gateway, or for a gateway that is not served an error naming those
+// that are: the admin endpoint answers a typo in ?gateway= with the
+// choices rather than with the default gateway's resources.
+func (c *Cache) LookupGateway(name string) (*Cache, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sub := c.gatewayLocked(name); sub != nil {
+		return sub, nil
+	}
+	known := []string{fmt.Sprintf("%q (the default)", c.gw.defaultName)}
+	for _, n := range c.gatewayNamesLocked() {
+		known = append(known, fmt.Sprintf("%q", n))
+	}
+	return nil, fmt.Errorf("unknown gateway %q: this control plane serves %s", name, strings.Join(known, ", "))
+}
+
+// DefaultGateway returns the name of the gateway this cache serves to
+// nodes that name none ("" for the proxies without an ingress class).
+func (c *Cache) DefaultGateway() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gw.defaultName
 }

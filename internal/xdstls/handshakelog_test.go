@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/switchyard-dev/switchyard/internal/testutil/logbuf"
 )
 
 // TestHandshakeFailuresAreLogged: a client without a certificate is
@@ -14,7 +16,7 @@ import (
 // often it retries; a client with one is let in without a line.
 func TestHandshakeFailuresAreLogged(t *testing.T) {
 	dir, p := writePKI(t)
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	creds, err := ServerCredentials(files(dir, "server"), slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

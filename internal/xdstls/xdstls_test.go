@@ -1,7 +1,6 @@
 package xdstls
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -11,9 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyard-dev/switchyard/internal/testutil/logbuf"
 )
 
 // writePKI issues a PKI for 127.0.0.1 and localhost and writes it to a
@@ -127,7 +127,7 @@ func TestMutualTLS(t *testing.T) {
 // use it without a restart, and clients of the old CA are turned away.
 func TestReload(t *testing.T) {
 	dir, _ := writePKI(t)
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	srv, err := ServerConfig(files(dir, "server"), slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -191,31 +191,6 @@ func TestReload(t *testing.T) {
 	if err := dial(addr, newClient); err != nil {
 		t.Errorf("a broken key file took the server down: %v", err)
 	}
-}
-
-// lockedBuffer is a log destination safe for the server's handshakes and
-// the test to share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
 }
 
 func TestFilesCheck(t *testing.T) {

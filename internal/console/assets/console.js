@@ -24,8 +24,13 @@ function el(tag, attrs, ...children) {
 function link(hash, text) { return el("a", {href: "#" + hash}, text); }
 function enc(s) { return encodeURIComponent(s); }
 
+// gateway is the gateway the pages show ("" for the default one), chosen
+// with the header's selector, which is there only when several are served.
+let gateway = sessionStorage.getItem("gateway") || "";
+function api(url) { return gateway ? url + (url.includes("?") ? "&" : "?") + "gateway=" + enc(gateway) : url; }
+
 async function getJSON(url) {
-  const r = await fetch(url);
+  const r = await fetch(api(url));
   if (!r.ok) throw new Error(url + ": " + r.status + " " + (await r.text()).trim());
   return r.json();
 }
@@ -164,7 +169,7 @@ async function cluster(name) {
   const status = el("p", {class: "live", id: "live"}, "connecting…");
   const body = el("div", {});
   show(head, status, body);
-  const es = new EventSource("/api/cluster/events?name=" + enc(name));
+  const es = new EventSource(api("/api/cluster/events?name=" + enc(name)));
   let updates = 0;
   es.onmessage = (m) => {
     const d = JSON.parse(m.data);
@@ -203,7 +208,7 @@ async function explain(_, params) {
     e.preventDefault();
     const q = new URLSearchParams({url: form.url.value, method: form.method.value, group: form.group.value});
     for (const h of form.headers.value.split("\n")) if (h.trim()) q.append("header", h.trim());
-    const r = await fetch("/api/explain?" + q.toString());
+    const r = await fetch(api("/api/explain?" + q.toString()));
     // data-url tells which request the answer shown is for.
     out.dataset.url = form.url.value;
     if (!r.ok) { out.replaceChildren(el("p", {class: "error"}, (await r.text()).trim())); return; }
@@ -226,4 +231,17 @@ function explanation(res) {
     (res.notes || []).length ? el("ul", {}, res.notes.map((n) => el("li", {}, n))) : null);
 }
 
-route();
+// gateways adds the gateway selector to the header when more than one
+// gateway is served, and forgets a remembered gateway that no longer is.
+async function gateways() {
+  const r = await fetch("/api/gateways");
+  const list = r.ok ? await r.json() : [];
+  const value = (g) => g.default ? "" : g.name;
+  if (!list.some((g) => value(g) === gateway)) gateway = "";
+  if (list.length < 2) return;
+  const sel = el("select", {id: "gateway", onchange: (e) => { gateway = e.target.value; sessionStorage.setItem("gateway", gateway); route(); }},
+    list.map((g) => el("option", {value: value(g), selected: value(g) === gateway}, g.default ? (g.name || "default") + " (default)" : g.name)));
+  document.querySelector("header").append(el("label", {id: "gateway-selector"}, "Gateway ", sel));
+}
+
+gateways().catch(() => {}).finally(route);
