@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -27,6 +28,7 @@ import (
 //	# expect: <Kind> <namespace>/<name> <Type>/<Reason> <text naming the field>
 //	# expect: problem <line> <text of the source's message>
 //	# options: root-namespaces=<ns>
+//	# options: fallback-certificate=<namespace>/<name>
 //
 // Each case is loaded through the directory source together with
 // badBase (a valid proxy, Services and Secrets) and built. The test
@@ -105,6 +107,10 @@ func parseBadCase(t *testing.T, name string, body []byte) badCase {
 		}
 		if opt, ok := strings.CutPrefix(line, "# options: root-namespaces="); ok {
 			c.opts.RootNamespaces = []string{opt}
+		}
+		if opt, ok := strings.CutPrefix(line, "# options: fallback-certificate="); ok {
+			ns, name, _ := strings.Cut(opt, "/")
+			c.opts.FallbackCertificate = &types.NamespacedName{Namespace: ns, Name: name}
 		}
 		if e, ok := strings.CutPrefix(line, "# expect: "); ok {
 			c.expects = append(c.expects, parseExpectation(t, e))

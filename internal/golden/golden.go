@@ -56,11 +56,13 @@ type Case struct {
 //	drainZones: [zone-b]              # --drain-zone zone-b (repeatable)
 //	ingressClassName: edge-b          # --ingress-class-name edge-b: one gateway's slice
 //	mesh: true                        # --mesh
+//	fallbackCertificate: ops/fallback # --fallback-certificate ops/fallback
 type Options struct {
 	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
 	DrainZones          []string `json:"drainZones,omitempty"`
 	IngressClassName    string   `json:"ingressClassName,omitempty"`
 	Mesh                bool     `json:"mesh,omitempty"`
+	FallbackCertificate string   `json:"fallbackCertificate,omitempty"`
 }
 
 // Dirs returns the case directories under root that have an input.yaml,
@@ -110,17 +112,28 @@ func Load(dir, tmp string) (*Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ga := opts.GlobalAuthorization; ga != "" {
-		ns, name, ok := strings.Cut(ga, "/")
-		if !ok || ns == "" || name == "" {
-			return nil, fmt.Errorf("%s/options.yaml: globalAuthorization: %q is not NAMESPACE/NAME", dir, ga)
-		}
-		c.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: ns, Name: name}
+	if c.DAG.GlobalAuthorization, err = nsName(dir, "globalAuthorization", opts.GlobalAuthorization); err != nil {
+		return nil, err
+	}
+	if c.DAG.FallbackCertificate, err = nsName(dir, "fallbackCertificate", opts.FallbackCertificate); err != nil {
+		return nil, err
 	}
 	c.Translator.DrainZones = opts.DrainZones
 	c.DAG.IngressClassName = opts.IngressClassName
 	c.DAG.Mesh = opts.Mesh
 	return c, nil
+}
+
+// nsName parses an option's NAMESPACE/NAME; "" is nil.
+func nsName(dir, key, v string) (*types.NamespacedName, error) {
+	if v == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok || ns == "" || name == "" {
+		return nil, fmt.Errorf("%s/options.yaml: %s: %q is not NAMESPACE/NAME", dir, key, v)
+	}
+	return &types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // readOptions reads dir/options.yaml; without the file every option is
