@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,7 +52,8 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 		// The sequences must reach what crosses units, or they prove
 		// little.
 		for _, want := range []string{"DuplicateFQDN", "DNSNameTaken", "IncludeCycle", "RootIncluded", "IncludeNotFound",
-			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName"} {
+			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName",
+			"FallbackNotConfigured", "FallbackWithAuthorization", "FallbackWithJWT", "FallbackSecretNotDelegated", "fallback served"} {
 			if seen[want] == 0 && !t.Failed() && !testing.Short() {
 				t.Errorf("no step produced %s", want)
 			}
@@ -68,6 +70,10 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				opts.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: "auth", Name: "authz-1"}
 			}
 			initial := keysOfChanges(set.Changes())
+			initial = append(initial, enableFallback(snap)...)
+			if seed%3 != 1 {
+				opts.DAG.FallbackCertificate = &fallbackCertificate
+			}
 			if seed%2 == 1 {
 				opts.DAG.Mesh = true
 				initial = append(initial, addMesh(snap)...)
@@ -90,6 +96,9 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				}
 				followStatuses(t, known, e, fmt.Sprintf("step %d", step))
 				tally(seen, e.Statuses())
+				if e.Targets(xdsres.GroupEnvoy)[resource.RouteType][translator.FallbackRouteName] != nil {
+					seen["fallback served"]++
+				}
 			}
 		})
 	}
