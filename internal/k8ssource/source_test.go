@@ -36,7 +36,14 @@ type run struct {
 
 func startSource(t *testing.T, namespaces ...string) *run {
 	t.Helper()
-	src, err := k8ssource.New(k8ssource.Config{REST: env.Config, Namespaces: namespaces, Log: slog.New(slog.DiscardHandler)})
+	return startSourceWith(t, k8ssource.Config{Namespaces: namespaces})
+}
+
+// startSourceWith is startSource with more of the configuration.
+func startSourceWith(t *testing.T, cfg k8ssource.Config) *run {
+	t.Helper()
+	cfg.REST, cfg.Log = env.Config, slog.New(slog.DiscardHandler)
+	src, err := k8ssource.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
