@@ -89,6 +89,9 @@ func TestFallbackFollowsItsHosts(t *testing.T) {
 		if got := len(rc.GetVirtualHosts()); got != wantHosts {
 			t.Errorf("%s: the fallback route configuration has %d virtual hosts, want %d", when, got, wantHosts)
 		}
+		if owners := e.Owners(xdsres.GroupEnvoy, resource.RouteType, translator.FallbackRouteName); len(owners) != wantHosts {
+			t.Errorf("%s: the fallback route configuration is owned by %v, want its %d hosts' roots", when, owners, wantHosts)
+		}
 		l, _ := decoded[*envoy_config_listener_v3.Listener](envoy[resource.ListenerType][translator.HTTPSListenerName])
 		chains := l.GetFilterChains()
 		hasChain := len(chains) > 0 && chains[len(chains)-1].GetName() == translator.FallbackChainName

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestFallbackChain: the fallback chain comes after every SNI chain, has
@@ -69,5 +70,39 @@ func TestFallbackChain(t *testing.T) {
 	mtls.ClientCA = &dag.Secret{Name: "ns/ca"}
 	if FallbackVirtualHost(mtls) != nil {
 		t.Error("a host with client validation was put on the fallback chain")
+	}
+}
+
+// TestFallbackOnlyForEnvoy: gRPC clients and DNS balancers have no filter
+// chains to fall back on, so their groups are the same whether hosts use
+// the fallback certificate or not.
+func TestFallbackOnlyForEnvoy(t *testing.T) {
+	build := func(fallback bool) *dag.DAG {
+		svh := &dag.SecureVirtualHost{VirtualHost: dag.VirtualHost{FQDN: "a.com", Routes: []*dag.Route{forward(nil)}}, Secret: &dag.Secret{Name: "ns/cert"}}
+		if fallback {
+			svh.FallbackCertificate = &dag.Secret{Name: "ops/fallback"}
+		}
+		return &dag.DAG{SecureVirtualHosts: []*dag.SecureVirtualHost{svh}}
+	}
+	for _, g := range []xdsres.Group{xdsres.GroupGRPC, xdsres.GroupDNS} {
+		with, err := ForGroup(g, build(true), nil, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		without, _ := ForGroup(g, build(false), nil, DefaultOptions())
+		a, b := with.All(), without.All()
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d resources with the fallback, %d without", g, len(a), len(b))
+		}
+		for i := range a {
+			if !proto.Equal(a[i], b[i]) {
+				t.Errorf("%s: %s differs with the fallback", g, xdsres.ResourceName(a[i]))
+			}
+		}
+	}
+	envoy, _ := ForGroup(xdsres.GroupEnvoy, build(true), nil, DefaultOptions())
+	plain, _ := ForGroup(xdsres.GroupEnvoy, build(false), nil, DefaultOptions())
+	if len(envoy.Routes) != len(plain.Routes)+1 {
+		t.Errorf("the envoy group must gain the fallback route configuration: %d routes, %d without", len(envoy.Routes), len(plain.Routes))
 	}
 }
