@@ -14,7 +14,7 @@ func TestConvertCommand(t *testing.T) {
 	out := t.TempDir()
 	src := filepath.Join("..", "..", "internal", "convert", "testdata", "contour")
 	_, errOut, code := run(t, "convert", "--output-dir", out, src)
-	if code != 1 || !strings.Contains(errOut, "apps/include.yaml:11: spec.virtualhost.tls.enableFallbackCertificate") {
+	if code != 1 || !strings.Contains(errOut, "apps/include.yaml:32: kind: projectcontour.io/v1alpha1 ContourConfiguration") {
 		t.Fatalf("exit %d (want 1), stderr %q", code, errOut)
 	}
 	b, err := os.ReadFile(filepath.Join(out, "apps", "include.yaml"))

@@ -33,6 +33,10 @@ func addBuildFlags(f *pflag.FlagSet, d *dag.Options, t *translator.Options) {
 	f.Uint32Var(&t.HTTPPort, "envoy-http-port", t.HTTPPort, "port of Envoy's plain-HTTP listener")
 	f.Uint32Var(&t.HTTPSPort, "envoy-https-port", t.HTTPSPort, "port of Envoy's HTTPS listener")
 	f.StringSliceVar(&t.DrainZones, "drain-zone", t.DrainZones, "topology zone whose endpoints are marked DRAINING (repeatable)")
+
+	// The fallback certificate is cluster-wide, as in Contour: one filter
+	// chain serves every host that enables it (site/security.md).
+	f.Var(&nsNameValue{p: &d.FallbackCertificate}, "fallback-certificate", "NAMESPACE/NAME of the kubernetes.io/tls Secret served to TLS clients without SNI by the hosts that set spec.virtualhost.tls.enableFallbackCertificate")
 }
 
 // nsNameValue parses NAMESPACE/NAME into a *types.NamespacedName.

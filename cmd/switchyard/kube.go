@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -143,7 +144,11 @@ func newController(opts kubeOptions, cfg server.Config, rc *rest.Config, default
 	if cfg.Registry == nil {
 		cfg.Registry = server.NewRegistry()
 	}
-	src, err := k8ssource.New(k8ssource.Config{REST: rc, Namespaces: opts.watchNamespaces, Mesh: cfg.Pipeline.DAG.Mesh, Log: log})
+	var pinned []types.NamespacedName
+	if fc := cfg.Pipeline.DAG.FallbackCertificate; fc != nil {
+		pinned = append(pinned, *fc)
+	}
+	src, err := k8ssource.New(k8ssource.Config{REST: rc, Namespaces: opts.watchNamespaces, Mesh: cfg.Pipeline.DAG.Mesh, Secrets: pinned, Log: log})
 	if err != nil {
 		return nil, err
 	}

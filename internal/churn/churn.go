@@ -166,9 +166,18 @@ func (m *Mutator) proxyChange() *objects.Change {
 		p.CreationTimestamp = metav1.NewTime(time.Unix(int64(m.rng.Intn(5))*60, 0))
 	case 5:
 		p.Spec.IngressClassName = []string{"", "other"}[m.rng.Intn(2)]
-	case 6: // TLS with the team's, the delegated, or a missing certificate
-		if p.Spec.VirtualHost != nil {
-			p.Spec.VirtualHost.TLS = []*switchyardv1.TLS{nil, {SecretName: "team-tls"}, {SecretName: "certs/wildcard"}, {SecretName: "nope"}}[m.rng.Intn(4)]
+	case 6: // TLS with the team's, the delegated, or a missing certificate; with or without the fallback certificate
+		if vh := p.Spec.VirtualHost; vh != nil {
+			k := m.rng.Intn(6)
+			vh.TLS = []*switchyardv1.TLS{
+				nil, {SecretName: "team-tls"}, {SecretName: "certs/wildcard"}, {SecretName: "nope"},
+				{SecretName: "team-tls", EnableFallbackCertificate: true}, {SecretName: "certs/wildcard", EnableFallbackCertificate: true},
+			}[k]
+			if k == 4 {
+				// The fallback certificate cannot be used with
+				// authorization or JWT: this one can be served.
+				vh.Authorization, vh.JWTProviders = nil, nil
+			}
 		}
 	case 7: // authorization by a random (maybe missing) ExtensionService
 		if vh := p.Spec.VirtualHost; vh != nil {

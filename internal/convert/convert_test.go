@@ -108,14 +108,14 @@ func compare(t *testing.T, path string, got []byte) {
 // TestConvertDropsFalseQuietly: an unknown field set to false or null
 // changes nothing when left out, so it is not warned about; true is.
 func TestConvertDropsFalseQuietly(t *testing.T) {
-	in := "apiVersion: projectcontour.io/v1\nkind: HTTPProxy\nmetadata: {name: a}\nspec:\n  virtualhost:\n    fqdn: a.example.com\n    tls:\n      secretName: s\n      enableFallbackCertificate: %s\n"
+	in := "apiVersion: projectcontour.io/v1\nkind: HTTPProxy\nmetadata: {name: a}\nspec:\n  virtualhost:\n    fqdn: a.example.com\n    tls:\n      secretName: s\n      notAField: %s\n"
 	for value, warned := range map[string]bool{"false": false, "null": false, "true": true} {
 		_, ws, err := convert.Convert("in.yaml", strings.NewReader(strings.Replace(in, "%s", value, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if (len(ws) > 0) != warned {
-			t.Errorf("enableFallbackCertificate: %s: warnings %v", value, ws)
+			t.Errorf("notAField: %s: warnings %v", value, ws)
 		}
 	}
 }

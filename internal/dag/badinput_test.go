@@ -29,6 +29,7 @@ import (
 //	# expect: problem <line> <text of the source's message>
 //	# options: root-namespaces=<ns>
 //	# options: rate-limit-service=<namespace>/<name>
+//	# options: fallback-certificate=<namespace>/<name>
 //
 // Each case is loaded through the directory source together with
 // badBase (a valid proxy, Services and Secrets) and built. The test
@@ -111,6 +112,10 @@ func parseBadCase(t *testing.T, name string, body []byte) badCase {
 		if opt, ok := strings.CutPrefix(line, "# options: rate-limit-service="); ok {
 			ns, name, _ := strings.Cut(opt, "/")
 			c.opts.RateLimitService = &types.NamespacedName{Namespace: ns, Name: name}
+		}
+		if opt, ok := strings.CutPrefix(line, "# options: fallback-certificate="); ok {
+			ns, name, _ := strings.Cut(opt, "/")
+			c.opts.FallbackCertificate = &types.NamespacedName{Namespace: ns, Name: name}
 		}
 		if e, ok := strings.CutPrefix(line, "# expect: "); ok {
 			c.expects = append(c.expects, parseExpectation(t, e))

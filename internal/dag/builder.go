@@ -51,6 +51,10 @@ type Options struct {
 	// Mesh selects the mesh Services and applies TrafficSplits to them
 	// (BuildMesh); without it those objects are not read.
 	Mesh bool
+	// FallbackCertificate is the kubernetes.io/tls Secret served to TLS
+	// clients without SNI by the hosts that enable it (fallback.go); nil
+	// makes enabling it an error.
+	FallbackCertificate *types.NamespacedName
 }
 
 func (o Options) maxDepth() int {

@@ -69,6 +69,10 @@ type SecureVirtualHost struct {
 	TCPProxy *TCPProxy
 	// Passthrough forwards the still-encrypted stream to TCPProxy.
 	Passthrough bool
+	// FallbackCertificate, when set, also serves the host to TLS clients
+	// without SNI, with this certificate (the --fallback-certificate
+	// Secret): the host enabled it and passed its checks (fallback.go).
+	FallbackCertificate *Secret
 }
 
 // Authorization is the ext_authz configuration of a secure virtual host.

@@ -341,6 +341,9 @@ func (rb *rootBuilder) secureHost(root *switchyardv1.HTTPProxy, st *Status) (*Se
 	case t.Passthrough && t.ClientValidation != nil:
 		st.addError(ErrTLS, "InvalidTLS", "spec.virtualhost.tls.clientValidation: cannot be used with passthrough")
 		return nil, false
+	case t.Passthrough && t.EnableFallbackCertificate:
+		st.addError(ErrTLS, "FallbackWithPassthrough", "spec.virtualhost.tls.enableFallbackCertificate: cannot be used with passthrough: without SNI there is no name to pick the backend by")
+		return nil, false
 	case t.Passthrough:
 		if root.Spec.TCPProxy == nil {
 			st.addError(ErrTLS, "PassthroughWithoutTCPProxy", "spec.virtualhost.tls.passthrough: requires spec.tcpproxy")
@@ -359,7 +362,11 @@ func (rb *rootBuilder) secureHost(root *switchyardv1.HTTPProxy, st *Status) (*Se
 	if !rb.clientValidation(t.ClientValidation, root.Namespace, svh, st) {
 		return nil, false
 	}
-	return svh, rb.authorize(root, svh, st)
+	permitInsecure := rb.authorize(root, svh, st)
+	if !rb.fallbackCertificate(root, svh, st) {
+		return nil, false
+	}
+	return svh, permitInsecure
 }
 
 func tlsVersions(t *switchyardv1.TLS) (string, string, error) {

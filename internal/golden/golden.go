@@ -61,11 +61,13 @@ type Case struct {
 //	rateLimitFailOpen: true           # --rate-limit-fail-open
 //	rateLimitXHeaders: true           # --rate-limit-x-headers
 //	rateLimitDefaultPolicy: {...}     # --rate-limit-default-policy, inline
+//	fallbackCertificate: ops/fallback # --fallback-certificate ops/fallback
 type Options struct {
 	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
 	DrainZones          []string `json:"drainZones,omitempty"`
 	IngressClassName    string   `json:"ingressClassName,omitempty"`
 	Mesh                bool     `json:"mesh,omitempty"`
+	FallbackCertificate string   `json:"fallbackCertificate,omitempty"`
 
 	// Global rate limiting (site/rate-limiting.md).
 	RateLimitService       string                              `json:"rateLimitService,omitempty"`
@@ -121,12 +123,11 @@ func Load(dir, tmp string) (*Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ga := opts.GlobalAuthorization; ga != "" {
-		ns, name, ok := strings.Cut(ga, "/")
-		if !ok || ns == "" || name == "" {
-			return nil, fmt.Errorf("%s/options.yaml: globalAuthorization: %q is not NAMESPACE/NAME", dir, ga)
-		}
-		c.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: ns, Name: name}
+	if c.DAG.GlobalAuthorization, err = nsName(dir, "globalAuthorization", opts.GlobalAuthorization); err != nil {
+		return nil, err
+	}
+	if c.DAG.FallbackCertificate, err = nsName(dir, "fallbackCertificate", opts.FallbackCertificate); err != nil {
+		return nil, err
 	}
 	if err := rateLimitOptions(dir, opts, &c.DAG); err != nil {
 		return nil, err
@@ -141,12 +142,9 @@ func Load(dir, tmp string) (*Case, error) {
 // default policy is checked as --rate-limit-default-policy checks its
 // file.
 func rateLimitOptions(dir string, opts Options, d *dag.Options) error {
-	if rl := opts.RateLimitService; rl != "" {
-		ns, name, ok := strings.Cut(rl, "/")
-		if !ok || ns == "" || name == "" {
-			return fmt.Errorf("%s/options.yaml: rateLimitService: %q is not NAMESPACE/NAME", dir, rl)
-		}
-		d.RateLimitService = &types.NamespacedName{Namespace: ns, Name: name}
+	var err error
+	if d.RateLimitService, err = nsName(dir, "rateLimitService", opts.RateLimitService); err != nil {
+		return err
 	}
 	if p := opts.RateLimitDefaultPolicy; p != nil {
 		if err := dag.ValidateGlobalRateLimitPolicy(p, "rateLimitDefaultPolicy"); err != nil {
@@ -156,6 +154,18 @@ func rateLimitOptions(dir string, opts Options, d *dag.Options) error {
 	d.RateLimitFailOpen, d.RateLimitXHeaders = opts.RateLimitFailOpen, opts.RateLimitXHeaders
 	d.DefaultGlobalRateLimitPolicy = opts.RateLimitDefaultPolicy
 	return nil
+}
+
+// nsName parses an option's NAMESPACE/NAME; "" is nil.
+func nsName(dir, key, v string) (*types.NamespacedName, error) {
+	if v == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok || ns == "" || name == "" {
+		return nil, fmt.Errorf("%s/options.yaml: %s: %q is not NAMESPACE/NAME", dir, key, v)
+	}
+	return &types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // readOptions reads dir/options.yaml; without the file every option is

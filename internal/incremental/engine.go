@@ -99,6 +99,7 @@ type Engine struct {
 	mesh     meshUnit
 	shared   sharedTables
 	https    httpsListener
+	fallback fallbackRoutes
 	targets  map[xdsres.Group]Targets
 
 	// u is the update in progress.
@@ -146,6 +147,7 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 	}
 	e.cfg.DAG.KeyPairs = e.keyPairs[0]
 	e.https.init(cfg.Translator)
+	e.fallback.init()
 	return e
 }
 
@@ -240,6 +242,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	e.touchObjectStatuses()
 	e.statuses.recompute(e)
 	e.updateMesh(ch)
+	e.publishFallback()
 	e.https.publish(e)
 	e.keepKeyPairsSmall()
 

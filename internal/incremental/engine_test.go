@@ -54,7 +54,8 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 		// little.
 		for _, want := range []string{"DuplicateFQDN", "DNSNameTaken", "IncludeCycle", "RootIncluded", "IncludeNotFound",
 			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName",
-			"RateLimitServiceUnavailable", "ratelimit filter on " + translator.HTTPListenerName, "ratelimit filter on " + translator.HTTPSListenerName} {
+			"RateLimitServiceUnavailable", "ratelimit filter on " + translator.HTTPListenerName, "ratelimit filter on " + translator.HTTPSListenerName,
+			"FallbackNotConfigured", "FallbackWithAuthorization", "FallbackWithJWT", "FallbackSecretNotDelegated", "fallback served"} {
 			if seen[want] == 0 && !t.Failed() && !testing.Short() {
 				t.Errorf("no step produced %s", want)
 			}
@@ -86,6 +87,10 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				opts.DAG.RateLimitFailOpen = seed > 0
 			}
 			initial := keysOfChanges(set.Changes())
+			initial = append(initial, enableFallback(snap)...)
+			if seed%3 != 1 {
+				opts.DAG.FallbackCertificate = &fallbackCertificate
+			}
 			if seed%2 == 1 {
 				opts.DAG.Mesh = true
 				initial = append(initial, addMesh(snap)...)
@@ -109,6 +114,9 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				followStatuses(t, known, e, fmt.Sprintf("step %d", step))
 				tally(seen, e.Statuses())
 				tallyRateLimitFilters(seen, e)
+				if e.Targets(xdsres.GroupEnvoy)[resource.RouteType][translator.FallbackRouteName] != nil {
+					seen["fallback served"]++
+				}
 			}
 		})
 	}

@@ -32,6 +32,11 @@ type httpsListener struct {
 	// before holds, for the hosts touched by the update in progress, their
 	// chain's encoding before it (nil when it had none).
 	before map[string][]byte
+	// tail is the chain after the hosts' (the fallback certificate's, see
+	// fallbackRoutes), nil when there is none; tailChanged is set when
+	// the update in progress changed it.
+	tail        []byte
+	tailChanged bool
 }
 
 func (h *httpsListener) init(opts translator.Options) {
@@ -45,20 +50,16 @@ func (h *httpsListener) init(opts translator.Options) {
 	if err != nil {
 		panic(fmt.Sprintf("incremental: encoding the HTTPS listener: %v", err))
 	}
-	for rest := b; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
-		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
-		if n < 0 || m < 0 {
-			panic("incremental: cannot parse the HTTPS listener's encoding")
-		}
-		if num == field {
-			start := len(b) - len(rest)
-			h.prefix, h.suffix = b[:start], b[start+n+m:]
-			return
-		}
-		rest = rest[n+m:]
+	var ok bool
+	if h.prefix, h.suffix, ok = splitAround(b, field); !ok {
+		panic("incremental: the HTTPS listener's encoding has no filter chain")
 	}
-	panic("incremental: the HTTPS listener's encoding has no filter chain")
+}
+
+func (h *httpsListener) setTail(enc []byte) {
+	if !bytes.Equal(h.tail, enc) || (h.tail == nil) != (enc == nil) {
+		h.tail, h.tailChanged = enc, true
+	}
 }
 
 func (h *httpsListener) touch(fqdn string) {
@@ -89,7 +90,8 @@ func (h *httpsListener) remove(fqdn string) {
 
 // publish rebuilds the listener when a chain changed.
 func (h *httpsListener) publish(e *Engine) {
-	changed := false
+	changed := h.tailChanged
+	h.tailChanged = false
 	for fqdn, old := range h.before {
 		c := h.chains[fqdn]
 		if (c == nil) != (old == nil) || (c != nil && !bytes.Equal(c, old)) {
@@ -105,19 +107,15 @@ func (h *httpsListener) publish(e *Engine) {
 		e.set(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, nil)
 		return
 	}
-	size := len(h.prefix) + len(h.suffix)
-	for _, fqdn := range h.order {
-		c := h.chains[fqdn]
-		size += len(h.tag) + protowire.SizeVarint(uint64(len(c))) + len(c)
+	n := len(h.order)
+	if h.tail != nil {
+		n++
 	}
-	b := make([]byte, 0, size)
-	b = append(b, h.prefix...)
-	for _, fqdn := range h.order {
-		enc := h.chains[fqdn]
-		b = append(b, h.tag...)
-		b = protowire.AppendVarint(b, uint64(len(enc)))
-		b = append(b, enc...)
-	}
-	b = append(b, h.suffix...)
+	b := spliced(h.prefix, h.suffix, h.tag, n, func(i int) []byte {
+		if i == len(h.order) {
+			return h.tail
+		}
+		return h.chains[h.order[i]]
+	})
 	e.set(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName, xdsres.NewCompactResource(translator.HTTPSListenerName, resource.ListenerType, b))
 }

@@ -27,7 +27,8 @@ type ResourceRef struct {
 // made from and, for the load assignment, their EndpointSlices; for a DNS
 // name the object that won it and the same Services and slices; for a
 // secret the Secret and the objects that reference it. The HTTPS listener
-// is owned by every root with a filter chain on it; the plain-HTTP
+// is owned by every root with a filter chain on it, the fallback route
+// configuration by the owners of each host in it; the plain-HTTP
 // listener by nobody.
 //
 // The answer is worked out from the units of the last build when asked,
@@ -36,6 +37,12 @@ type ResourceRef struct {
 func (e *Engine) Owners(g xdsres.Group, typeURL, name string) []objects.Key {
 	var o ownerSet
 	switch {
+	case typeURL == resource.RouteType && name == translator.FallbackRouteName && g == xdsres.GroupEnvoy:
+		for _, r := range e.roots {
+			if c := r.added; c != nil && c.winner && c.out.fallbackVH != nil {
+				e.hostOwners(&o, c.res.FQDN)
+			}
+		}
 	case typeURL == resource.RouteType || typeURL == resource.ScopedRouteType:
 		for _, prefix := range []string{translator.HTTPSRouteName(""), translator.HTTPRouteName(""), translator.GRPCRouteName("")} {
 			if fqdn, ok := strings.CutPrefix(name, prefix); ok {
@@ -242,6 +249,9 @@ func (e *Engine) rootProduced(p *produced, r *rootUnit) {
 	}
 	if out.chain != nil {
 		p.add(xdsres.GroupEnvoy, resource.ListenerType, translator.HTTPSListenerName)
+	}
+	if out.fallbackVH != nil {
+		p.add(xdsres.GroupEnvoy, resource.RouteType, translator.FallbackRouteName)
 	}
 	if out.grpcRC != nil {
 		p.add(xdsres.GroupGRPC, resource.RouteType, translator.GRPCRouteName(fqdn))

@@ -37,6 +37,11 @@ type rootOutput struct {
 	grpcCluster []*dag.Cluster
 	// jwks are the host's own JWKS clusters (envoy group).
 	jwks []*xdsres.Resource
+	// fallbackVH is the host's encoded virtual host in the fallback route
+	// configuration, nil when it does not use the fallback certificate;
+	// fallbackSecret is then the certificate's name.
+	fallbackVH     []byte
+	fallbackSecret string
 	// err is the first encoding error; what failed is left out.
 	err error
 }
@@ -149,6 +154,13 @@ func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
 			}
 			out.chain = b
 		}
+		b, err := encodeFallbackVirtualHost(svh)
+		if err != nil && out.err == nil {
+			out.err = err
+		}
+		if b != nil {
+			out.fallbackVH, out.fallbackSecret = b, svh.FallbackCertificate.Name
+		}
 	}
 	if res.Insecure == nil && res.Secure == nil {
 		return out
@@ -217,6 +229,13 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 			e.https.remove(fqdn)
 		} else {
 			e.https.put(fqdn, out.chain)
+		}
+	}
+	if out.fallbackVH != nil {
+		if remove {
+			e.fallback.remove(fqdn)
+		} else {
+			e.fallback.put(fqdn, out.fallbackVH, out.fallbackSecret)
 		}
 	}
 }

@@ -20,10 +20,16 @@ import (
 type secretRefs struct {
 	by    map[objects.Key][]types.NamespacedName
 	count map[types.NamespacedName]int
+	// pinned are referenced by the configuration itself (Config.Secrets).
+	pinned map[types.NamespacedName]bool
 }
 
-func newSecretRefs() *secretRefs {
-	return &secretRefs{by: map[objects.Key][]types.NamespacedName{}, count: map[types.NamespacedName]int{}}
+func newSecretRefs(pinned ...types.NamespacedName) *secretRefs {
+	r := &secretRefs{by: map[objects.Key][]types.NamespacedName{}, count: map[types.NamespacedName]int{}, pinned: map[types.NamespacedName]bool{}}
+	for _, nn := range pinned {
+		r.pinned[nn] = true
+	}
+	return r
 }
 
 // set records what referrer references now (nil when it was deleted) and
@@ -49,7 +55,7 @@ func (r *secretRefs) set(referrer objects.Key, now []types.NamespacedName) []typ
 	return flipped
 }
 
-func (r *secretRefs) referenced(nn types.NamespacedName) bool { return r.count[nn] > 0 }
+func (r *secretRefs) referenced(nn types.NamespacedName) bool { return r.pinned[nn] || r.count[nn] > 0 }
 
 // secretsOf lists the Secrets an object references: an HTTPProxy's TLS
 // certificate and client CA, the CA of any of its services' upstream

@@ -80,3 +80,23 @@ func TestSecretRefsCount(t *testing.T) {
 		t.Fatalf("last reference gone: flipped %v", got)
 	}
 }
+
+// TestSecretRefsPinned: a Secret the configuration names (the fallback
+// certificate) is referenced with no object naming it, and stays so when
+// the objects that did name it go.
+func TestSecretRefsPinned(t *testing.T) {
+	s := types.NamespacedName{Namespace: "ops", Name: "fallback"}
+	r := newSecretRefs(s)
+	if !r.referenced(s) {
+		t.Fatal("a pinned Secret must be referenced from the start")
+	}
+	a := objects.Key{Kind: objects.KindHTTPProxy, Name: "a"}
+	r.set(a, []types.NamespacedName{s})
+	r.set(a, nil)
+	if !r.referenced(s) {
+		t.Fatal("a pinned Secret must stay referenced when its last referrer goes")
+	}
+	if r.referenced(types.NamespacedName{Namespace: "ops", Name: "other"}) {
+		t.Fatal("only the pinned Secret is referenced")
+	}
+}

@@ -43,7 +43,11 @@ type Config struct {
 	// Mesh also watches Namespaces, TrafficSplits and HTTPRouteGroups
 	// (serve --mesh).
 	Mesh bool
-	Log  *slog.Logger
+	// Secrets are passed on to builds whether or not an object references
+	// them: the ones named by flags, such as serve --fallback-certificate,
+	// which a proxy enables without naming.
+	Secrets []types.NamespacedName
+	Log     *slog.Logger
 }
 
 // Source watches the API server. It implements server.Source.
@@ -84,7 +88,7 @@ func New(cfg Config) (*Source, error) {
 		wake:     make(chan struct{}, 1),
 		dirty:    map[objects.Key]struct{}{},
 		kindInfo: map[objects.Kind]*kindInfo{},
-		refs:     newSecretRefs(),
+		refs:     newSecretRefs(cfg.Secrets...),
 		emitted:  map[objects.Key]runtime.Object{},
 	}
 	if s.log == nil {

@@ -21,12 +21,33 @@ import (
 // at all. When the build's version fails, the gate serves it with each
 // failing chain (one that fails validation or refers to what is not
 // served) replaced by the chain the host had, or left out when it had
-// none; the hosts of those chains are the ones told why.
+// none; the hosts of those chains are the ones told why. The fallback
+// certificate's chain, shared by the hosts that use it, is one more chain
+// like theirs: when it fails (its certificate withheld, say) it alone is
+// left out, and those hosts are still served by SNI.
 
 // HostProblem is why one host's filter chain on the HTTPS listener was
-// withheld.
+// withheld. FQDN is the chain's server name, or the chain's name when it
+// has none (translator.FallbackChainName); Route is the route
+// configuration whose owners are told.
 type HostProblem struct {
-	FQDN, Problem string
+	FQDN, Route, Problem string
+}
+
+// chainKey identifies a filter chain across versions of the listener, and
+// chainRoute is the route configuration whose owners answer for it.
+func chainKey(fc *envoy_config_listener_v3.FilterChain) string {
+	if names := fc.GetFilterChainMatch().GetServerNames(); len(names) > 0 {
+		return strings.Join(names, ",")
+	}
+	return fc.GetName()
+}
+
+func chainRoute(fc *envoy_config_listener_v3.FilterChain) string {
+	if len(fc.GetFilterChainMatch().GetServerNames()) == 0 && fc.GetName() == translator.FallbackChainName {
+		return translator.FallbackRouteName
+	}
+	return translator.HTTPSRouteName(chainKey(fc))
 }
 
 var httpsListener = typeName{resource.ListenerType, translator.HTTPSListenerName}
@@ -59,8 +80,8 @@ func (gt *Gate) patchHTTPS(g xdsres.Group, target incremental.Targets, prev map[
 			out.FilterChains = append(out.FilterChains, fc)
 			continue
 		}
-		host := strings.Join(fc.GetFilterChainMatch().GetServerNames(), ",")
-		problems = append(problems, HostProblem{FQDN: host, Problem: err.Error()})
+		host := chainKey(fc)
+		problems = append(problems, HostProblem{FQDN: host, Route: chainRoute(fc), Problem: err.Error()})
 		if old := before[host]; old != nil && chainProblem(old, served) == nil {
 			out.FilterChains = append(out.FilterChains, old)
 		}
@@ -94,7 +115,7 @@ func (gt *Gate) patchHTTPS(g xdsres.Group, target incremental.Targets, prev map[
 func chainsByHost(l *envoy_config_listener_v3.Listener) map[string]*envoy_config_listener_v3.FilterChain {
 	out := map[string]*envoy_config_listener_v3.FilterChain{}
 	for _, fc := range l.GetFilterChains() {
-		out[strings.Join(fc.GetFilterChainMatch().GetServerNames(), ",")] = fc
+		out[chainKey(fc)] = fc
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
-	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
@@ -63,7 +62,7 @@ func RejectionConditions(rejections []Rejection, owners OwnersFunc) Conditions {
 			// only the hosts whose chain is withheld are told.
 			for _, h := range hosts {
 				report(group, f.typ, f.name, "filter chain for "+h.FQDN+": "+h.Problem,
-					owners(xdsres.GroupEnvoy, resource.RouteType, translator.HTTPSRouteName(h.FQDN)))
+					owners(xdsres.GroupEnvoy, resource.RouteType, h.Route))
 			}
 			continue
 		}

@@ -75,7 +75,8 @@ func scopedRoutes() *envoy_filter_network_http_connection_manager_v3.ScopedRoute
 }
 
 // HTTPSListener returns the TLS listener, with one filter chain per secure
-// virtual host chosen by SNI, or nil when no secure virtual host can be
+// virtual host chosen by SNI, then the fallback certificate's chain when a
+// host uses it (fallback.go), or nil when no secure virtual host can be
 // served: Envoy rejects a listener without filter chains.
 //
 // A virtual host that cannot be served safely gets no filter chain (and so
@@ -91,6 +92,9 @@ func HTTPSListener(svhs []*dag.SecureVirtualHost, opts Options) *envoy_config_li
 		if fc := HTTPSFilterChain(svh); fc != nil {
 			chains = append(chains, fc)
 		}
+	}
+	if s := fallbackSecret(hosts); s != "" {
+		chains = append(chains, FallbackFilterChain(s))
 	}
 	return HTTPSListenerWithChains(chains, opts)
 }

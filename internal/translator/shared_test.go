@@ -50,13 +50,18 @@ func TestSharedShapes(t *testing.T) {
 				}
 			}
 			var chains int
+			fallback := false
 			for _, svh := range d.SecureVirtualHosts {
 				if translator.HTTPSFilterChain(svh) != nil {
 					chains++
 				}
+				fallback = fallback || translator.FallbackVirtualHost(svh) != nil
+			}
+			if fallback {
+				chains++
 			}
 			if l := translator.HTTPSListener(d.SecureVirtualHosts, opts); (l == nil) != (chains == 0) || (l != nil && len(l.FilterChains) != chains) {
-				t.Errorf("the HTTPS listener has %d filter chains, want one per servable host (%d)", len(l.GetFilterChains()), chains)
+				t.Errorf("the HTTPS listener has %d filter chains, want one per servable host and the fallback chain when a host uses it (%d)", len(l.GetFilterChains()), chains)
 			}
 		})
 	}

@@ -103,11 +103,15 @@ func Envoy(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 		res.ScopedRoutes = append(res.ScopedRoutes, ScopedRoute(vh))
 		res.Routes = append(res.Routes, HTTPRouteConfig(vh))
 	}
-	for _, svh := range uniqueSecureVirtualHosts(d.SecureVirtualHosts) {
+	secure := uniqueSecureVirtualHosts(d.SecureVirtualHosts)
+	for _, svh := range secure {
 		if rc := HTTPSRouteConfig(svh); rc != nil {
 			res.Routes = append(res.Routes, rc)
 		}
 		res.Clusters = append(res.Clusters, JWKSClusters(svh, opts)...)
+	}
+	if rc := FallbackRouteConfig(fallbackVirtualHosts(secure)); rc != nil {
+		res.Routes = append(res.Routes, rc)
 	}
 
 	for _, c := range d.Clusters {

@@ -129,6 +129,16 @@ type TLS struct {
 	// the given CA.
 	// +optional
 	ClientValidation *DownstreamValidation `json:"clientValidation,omitempty"`
+
+	// EnableFallbackCertificate also serves the host to TLS clients that
+	// send no SNI, or a server name no host claims, with the certificate
+	// given by `switchyard serve --fallback-certificate NAMESPACE/NAME`
+	// (delegated to this namespace when it lives in another). As in
+	// Contour, it cannot be used with clientValidation, authorization, JWT
+	// providers, passthrough or tcpproxy: those clients all share one
+	// filter chain, which would skip each host's own checks.
+	// +optional
+	EnableFallbackCertificate bool `json:"enableFallbackCertificate,omitempty"`
 }
 
 // DownstreamValidation requires and verifies client certificates, with
