@@ -55,7 +55,7 @@ testbin:
 ## unit: the Go tests, with the race detector; TestSoak among them, in its
 ## short form (see soak below).
 unit: testbin
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 ## unit-vtproto: the packages whose results are encoded bytes (versions,
 ## the engine's byte-for-byte comparisons, staging), again with the encoder
