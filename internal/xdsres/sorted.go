@@ -4,12 +4,17 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // vtSizedMarshaler is the part of the vtproto code that encodes into a
@@ -44,11 +49,20 @@ func marshalSorted(m proto.Message) ([]byte, error) {
 type sortedPlan struct {
 	fields []protoreflect.FieldDescriptor // by number, as vtproto writes them
 	hasMap bool                           // a map field here or below
+	// leaf is, for each of fields, whether it is a message field without
+	// a map below it, which vtproto encodes.
+	leaf []bool
+	// goField is, for each of fields, the index of its Go struct field
+	// (of its oneof's for a oneof member), or -1: appendSorted reads it to
+	// skip unset fields faster than protoreflect's Has, and appendMap to
+	// read maps without converting every key and value.
+	goField []int
 }
 
 var sortedPlans sync.Map // protoreflect.MessageDescriptor -> *sortedPlan
 
-func planOf(md protoreflect.MessageDescriptor) *sortedPlan {
+func planOf(m protoreflect.Message) *sortedPlan {
+	md := m.Descriptor()
 	if p, ok := sortedPlans.Load(md); ok {
 		return p.(*sortedPlan)
 	}
@@ -59,8 +73,62 @@ func planOf(md protoreflect.MessageDescriptor) *sortedPlan {
 	}
 	slices.SortFunc(p.fields, func(a, b protoreflect.FieldDescriptor) int { return cmp.Compare(a.Number(), b.Number()) })
 	p.hasMap = reachesMap(md, map[protoreflect.FullName]bool{md.FullName(): true})
+	p.goField = goFields(m, p.fields)
+	p.leaf = make([]bool, len(p.fields))
+	for i, fd := range p.fields {
+		if child := fd.Message(); child != nil && !fd.IsMap() {
+			p.leaf[i] = !reachesMap(child, map[protoreflect.FullName]bool{child.FullName(): true})
+		}
+	}
 	v, _ := sortedPlans.LoadOrStore(md, p)
 	return v.(*sortedPlan)
+}
+
+// goFields finds the Go struct fields of fields by the field numbers in
+// their protobuf tags, and of oneof members by the oneof's name.
+func goFields(m protoreflect.Message, fields []protoreflect.FieldDescriptor) []int {
+	out := make([]int, len(fields))
+	byNumber := map[protoreflect.FieldNumber]int{}
+	byOneof := map[string]int{}
+	if t := reflect.TypeOf(m.Interface()); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		for i := range t.Elem().NumField() {
+			f := t.Elem().Field(i)
+			if name := f.Tag.Get("protobuf_oneof"); name != "" {
+				byOneof[name] = i
+			}
+			tag := strings.Split(f.Tag.Get("protobuf"), ",")
+			if len(tag) > 1 {
+				if n, err := strconv.Atoi(tag[1]); err == nil {
+					byNumber[protoreflect.FieldNumber(n)] = i
+				}
+			}
+		}
+	}
+	for i, fd := range fields {
+		out[i] = -1
+		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
+			if j, ok := byOneof[string(od.Name())]; ok {
+				out[i] = j
+			}
+		} else if j, ok := byNumber[fd.Number()]; ok {
+			out[i] = j
+		}
+	}
+	return out
+}
+
+// unset reports a Go field that holds no value: what protoreflect's Has
+// would say false to, except that it may say true to an empty non-nil
+// bytes field or another member of a oneof, which Has then settles.
+func unset(f reflect.Value) bool {
+	switch f.Kind() {
+	case reflect.Slice, reflect.Map:
+		return f.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return f.IsNil()
+	default:
+		return f.IsZero()
+	}
 }
 
 // reachesMap reports whether md or a message type below it has a map
@@ -84,30 +152,39 @@ func reachesMap(md protoreflect.MessageDescriptor, seen map[protoreflect.FullNam
 
 func appendSorted(b []byte, m protoreflect.Message) ([]byte, error) {
 	var err error
-	for _, fd := range planOf(m.Descriptor()).fields {
-		if !m.Has(fd) {
+	p := planOf(m)
+	var rv reflect.Value
+	if m.IsValid() {
+		rv = reflect.ValueOf(m.Interface()).Elem()
+	}
+	for i, fd := range p.fields {
+		if j := p.goField[i]; (j >= 0 && rv.IsValid() && unset(rv.Field(j))) || !m.Has(fd) {
+			continue
+		}
+		if fd.IsMap() {
+			if b, err = appendMap(b, fd, m, p.goField[i]); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		v := m.Get(fd)
 		switch {
-		case fd.IsMap():
-			b, err = appendMap(b, fd, v.Map())
 		case fd.IsList() && fd.IsPacked():
 			b = protowire.AppendTag(b, fd.Number(), protowire.BytesType)
 			b, err = appendPrefixed(b, func(b []byte) ([]byte, error) {
 				l := v.List()
-				for i := range l.Len() {
-					b = appendScalar(b, fd.Kind(), l.Get(i))
+				for j := range l.Len() {
+					b = appendScalar(b, fd.Kind(), l.Get(j))
 				}
 				return b, nil
 			})
 		case fd.IsList():
-			l := v.List()
-			for i := 0; i < l.Len() && err == nil; i++ {
-				b, err = appendField(b, fd, l.Get(i))
+			l, leaf := v.List(), p.leaf[i]
+			for j := 0; j < l.Len() && err == nil; j++ {
+				b, err = appendField(b, fd, l.Get(j), leaf)
 			}
 		default:
-			b, err = appendField(b, fd, v)
+			b, err = appendField(b, fd, v, p.leaf[i])
 		}
 		if err != nil {
 			return nil, err
@@ -117,8 +194,21 @@ func appendSorted(b []byte, m protoreflect.Message) ([]byte, error) {
 }
 
 // appendMap writes the entries in key order, each with its key and value
-// even when they are zero, as protobuf-go does.
-func appendMap(b []byte, fd protoreflect.FieldDescriptor, m protoreflect.Map) ([]byte, error) {
+// even when they are zero, as protobuf-go and vtproto do. The maps of the
+// resources Switchyard serves are written without reflection, which
+// allocates for every key and value it touches.
+func appendMap(b []byte, fd protoreflect.FieldDescriptor, msg protoreflect.Message, goField int) ([]byte, error) {
+	if goField >= 0 {
+		switch g := reflect.ValueOf(msg.Interface()).Elem().Field(goField).Interface().(type) {
+		case map[string]*anypb.Any:
+			return appendStringMap(b, fd.Number(), g, appendAny)
+		case map[string]*structpb.Struct:
+			return appendStringMap(b, fd.Number(), g, appendStruct)
+		case map[string]*structpb.Value:
+			return appendStringMap(b, fd.Number(), g, appendValue)
+		}
+	}
+	m := msg.Get(fd).Map()
 	keys := make([]protoreflect.MapKey, 0, m.Len())
 	m.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
 		keys = append(keys, k)
@@ -129,11 +219,11 @@ func appendMap(b []byte, fd protoreflect.FieldDescriptor, m protoreflect.Map) ([
 	for _, k := range keys {
 		b = protowire.AppendTag(b, fd.Number(), protowire.BytesType)
 		b, err = appendPrefixed(b, func(b []byte) ([]byte, error) {
-			b, err := appendField(b, fd.MapKey(), k.Value())
+			b, err := appendField(b, fd.MapKey(), k.Value(), false)
 			if err != nil {
 				return nil, err
 			}
-			return appendField(b, fd.MapValue(), m.Get(k))
+			return appendField(b, fd.MapValue(), m.Get(k), false)
 		})
 		if err != nil {
 			return nil, err
@@ -163,12 +253,110 @@ func b2i(b bool) int {
 	return 0
 }
 
+// appendStringMap is appendMap for a map with string keys and message
+// values, which value writes length-prefixed.
+func appendStringMap[V any](b []byte, num protowire.Number, m map[string]V, value func([]byte, V) ([]byte, error)) ([]byte, error) {
+	var small [8]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var err error
+	for _, k := range keys {
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		b, err = appendPrefixed(b, func(b []byte) ([]byte, error) {
+			b = protowire.AppendTag(b, 1, protowire.BytesType)
+			b = protowire.AppendString(b, k)
+			b = protowire.AppendTag(b, 2, protowire.BytesType)
+			return value(b, m[k])
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// appendAny, appendStruct, appendValue and appendList write the
+// well-known types of the maps above, length-prefixed, field by field as
+// vtproto does.
+func appendAny(b []byte, a *anypb.Any) ([]byte, error) {
+	return appendPrefixed(b, func(b []byte) ([]byte, error) {
+		if a == nil {
+			return b, nil
+		}
+		if a.TypeUrl != "" {
+			b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), a.TypeUrl)
+		}
+		if len(a.Value) > 0 {
+			b = protowire.AppendBytes(protowire.AppendTag(b, 2, protowire.BytesType), a.Value)
+		}
+		return append(b, a.ProtoReflect().GetUnknown()...), nil
+	})
+}
+
+func appendStruct(b []byte, s *structpb.Struct) ([]byte, error) {
+	return appendPrefixed(b, func(b []byte) ([]byte, error) {
+		if s == nil {
+			return b, nil
+		}
+		b, err := appendStringMap(b, 1, s.Fields, appendValue)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, s.ProtoReflect().GetUnknown()...), nil
+	})
+}
+
+func appendValue(b []byte, v *structpb.Value) ([]byte, error) {
+	return appendPrefixed(b, func(b []byte) ([]byte, error) {
+		if v == nil {
+			return b, nil
+		}
+		var err error
+		switch k := v.Kind.(type) {
+		case *structpb.Value_NullValue:
+			b = protowire.AppendVarint(protowire.AppendTag(b, 1, protowire.VarintType), uint64(k.NullValue))
+		case *structpb.Value_NumberValue:
+			b = protowire.AppendFixed64(protowire.AppendTag(b, 2, protowire.Fixed64Type), math.Float64bits(k.NumberValue))
+		case *structpb.Value_StringValue:
+			b = protowire.AppendString(protowire.AppendTag(b, 3, protowire.BytesType), k.StringValue)
+		case *structpb.Value_BoolValue:
+			b = protowire.AppendVarint(protowire.AppendTag(b, 4, protowire.VarintType), protowire.EncodeBool(k.BoolValue))
+		case *structpb.Value_StructValue:
+			b, err = appendStruct(protowire.AppendTag(b, 5, protowire.BytesType), k.StructValue)
+		case *structpb.Value_ListValue:
+			b, err = appendList(protowire.AppendTag(b, 6, protowire.BytesType), k.ListValue)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return append(b, v.ProtoReflect().GetUnknown()...), nil
+	})
+}
+
+func appendList(b []byte, l *structpb.ListValue) ([]byte, error) {
+	return appendPrefixed(b, func(b []byte) ([]byte, error) {
+		if l == nil {
+			return b, nil
+		}
+		var err error
+		for _, v := range l.Values {
+			if b, err = appendValue(protowire.AppendTag(b, 1, protowire.BytesType), v); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, l.ProtoReflect().GetUnknown()...), nil
+	})
+}
+
 // appendField writes one tagged value of fd.
-func appendField(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Value) ([]byte, error) {
+func appendField(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Value, leaf bool) ([]byte, error) {
 	switch k := fd.Kind(); k {
 	case protoreflect.MessageKind:
 		b = protowire.AppendTag(b, fd.Number(), protowire.BytesType)
-		return appendMessage(b, v.Message())
+		return appendMessage(b, v.Message(), leaf)
 	case protoreflect.GroupKind:
 		return nil, fmt.Errorf("field %s: groups are not supported", fd.FullName())
 	default:
@@ -179,8 +367,8 @@ func appendField(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Value
 
 // appendMessage writes a length-prefixed message: with vtproto when no
 // map is below it, else by walking it.
-func appendMessage(b []byte, m protoreflect.Message) ([]byte, error) {
-	if vt, ok := m.Interface().(vtSizedMarshaler); ok && m.IsValid() && !planOf(m.Descriptor()).hasMap {
+func appendMessage(b []byte, m protoreflect.Message, leaf bool) ([]byte, error) {
+	if vt, ok := m.Interface().(vtSizedMarshaler); ok && m.IsValid() && (leaf || !planOf(m).hasMap) {
 		n := vt.SizeVT()
 		b = protowire.AppendVarint(b, uint64(n))
 		start := len(b)
@@ -193,6 +381,16 @@ func appendMessage(b []byte, m protoreflect.Message) ([]byte, error) {
 			return nil, fmt.Errorf("%s: vtproto wrote %d bytes of %d", m.Descriptor().FullName(), written, n)
 		}
 		return b, nil
+	}
+	switch wk := m.Interface().(type) {
+	case *anypb.Any:
+		return appendAny(b, wk)
+	case *structpb.Struct:
+		return appendStruct(b, wk)
+	case *structpb.Value:
+		return appendValue(b, wk)
+	case *structpb.ListValue:
+		return appendList(b, wk)
 	}
 	return appendPrefixed(b, func(b []byte) ([]byte, error) { return appendSorted(b, m) })
 }
