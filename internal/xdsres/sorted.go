@@ -167,6 +167,14 @@ func appendSorted(b []byte, m protoreflect.Message) ([]byte, error) {
 			}
 			continue
 		}
+		if j := p.goField[i]; j >= 0 && rv.IsValid() {
+			var done bool
+			if b, done, err = appendGoField(b, fd, rv.Field(j), p.leaf[i]); err != nil {
+				return nil, err
+			} else if done {
+				continue
+			}
+		}
 		v := m.Get(fd)
 		switch {
 		case fd.IsList() && fd.IsPacked():
@@ -191,6 +199,27 @@ func appendSorted(b []byte, m protoreflect.Message) ([]byte, error) {
 		}
 	}
 	return append(b, m.GetUnknown()...), nil
+}
+
+// appendGoField writes the string and repeated message fields, the most
+// common in what appendSorted walks, from their Go values: protoreflect
+// allocates to hand them over. It reports false for the other fields.
+func appendGoField(b []byte, fd protoreflect.FieldDescriptor, f reflect.Value, leaf bool) ([]byte, bool, error) {
+	switch {
+	case fd.Kind() == protoreflect.StringKind && f.Kind() == reflect.String:
+		return protowire.AppendString(protowire.AppendTag(b, fd.Number(), protowire.BytesType), f.String()), true, nil
+	case fd.Kind() == protoreflect.MessageKind && fd.IsList() && f.Kind() == reflect.Slice:
+		var err error
+		for k := 0; k < f.Len() && err == nil; k++ {
+			msg, ok := f.Index(k).Interface().(proto.Message)
+			if !ok {
+				return nil, false, fmt.Errorf("field %s: %s is not a message", fd.FullName(), f.Index(k).Type())
+			}
+			b, err = appendMessage(protowire.AppendTag(b, fd.Number(), protowire.BytesType), msg.ProtoReflect(), leaf)
+		}
+		return b, true, err
+	}
+	return b, false, nil
 }
 
 // appendMap writes the entries in key order, each with its key and value
