@@ -49,6 +49,8 @@ func marshalSorted(m proto.Message) ([]byte, error) {
 type sortedPlan struct {
 	fields []protoreflect.FieldDescriptor // by number, as vtproto writes them
 	hasMap bool                           // a map field here or below
+	// oneof is, for each of fields, whether it is a member of a oneof.
+	oneof []bool
 	// leaf is, for each of fields, whether it is a message field without
 	// a map below it, which vtproto encodes.
 	leaf []bool
@@ -75,7 +77,10 @@ func planOf(m protoreflect.Message) *sortedPlan {
 	p.hasMap = reachesMap(md, map[protoreflect.FullName]bool{md.FullName(): true})
 	p.goField = goFields(m, p.fields)
 	p.leaf = make([]bool, len(p.fields))
+	p.oneof = make([]bool, len(p.fields))
 	for i, fd := range p.fields {
+		od := fd.ContainingOneof()
+		p.oneof[i] = od != nil && !od.IsSynthetic()
 		if child := fd.Message(); child != nil && !fd.IsMap() {
 			p.leaf[i] = !reachesMap(child, map[protoreflect.FullName]bool{child.FullName(): true})
 		}
@@ -118,8 +123,7 @@ func goFields(m protoreflect.Message, fields []protoreflect.FieldDescriptor) []i
 }
 
 // unset reports a Go field that holds no value: what protoreflect's Has
-// would say false to, except that it may say true to an empty non-nil
-// bytes field or another member of a oneof, which Has then settles.
+// says false to, except that a oneof's field may hold another member.
 func unset(f reflect.Value) bool {
 	switch f.Kind() {
 	case reflect.Slice, reflect.Map:
@@ -158,7 +162,14 @@ func appendSorted(b []byte, m protoreflect.Message) ([]byte, error) {
 		rv = reflect.ValueOf(m.Interface()).Elem()
 	}
 	for i, fd := range p.fields {
-		if j := p.goField[i]; (j >= 0 && rv.IsValid() && unset(rv.Field(j))) || !m.Has(fd) {
+		var f reflect.Value
+		if j := p.goField[i]; j >= 0 && rv.IsValid() {
+			// A Go field that is set is a field Has reports, but for a
+			// oneof's, which may hold another member.
+			if f = rv.Field(j); unset(f) || (p.oneof[i] && !m.Has(fd)) {
+				continue
+			}
+		} else if !m.Has(fd) {
 			continue
 		}
 		if fd.IsMap() {
@@ -167,9 +178,9 @@ func appendSorted(b []byte, m protoreflect.Message) ([]byte, error) {
 			}
 			continue
 		}
-		if j := p.goField[i]; j >= 0 && rv.IsValid() {
+		if f.IsValid() {
 			var done bool
-			if b, done, err = appendGoField(b, fd, rv.Field(j), p.leaf[i]); err != nil {
+			if b, done, err = appendGoField(b, fd, f, p.leaf[i]); err != nil {
 				return nil, err
 			} else if done {
 				continue
