@@ -22,6 +22,10 @@ var upstreamProtocols = []string{"h2", "h2c", "tls"}
 // annotation returns the value of switchyard.dev/<name>, or of Contour's
 // projectcontour.io/<name> (and that key, for the rename warning).
 func annotation(svc *corev1.Service, name string) (value, contourKey string, ok bool) {
+	if len(svc.Annotations) == 0 {
+		// Most Services have none: skip building the keys.
+		return "", "", false
+	}
 	if v, ok := svc.Annotations[annotationPrefix+name]; ok {
 		return v, "", true
 	}
@@ -34,6 +38,9 @@ func annotation(svc *corev1.Service, name string) (value, contourKey string, ok 
 // annotatedProtocol returns the protocol the Service's upstream-protocol
 // annotations give port, or "".
 func (f *forwardBuilder) annotatedProtocol(field string, ref *serviceRef) string {
+	if len(ref.Service.Annotations) == 0 {
+		return ""
+	}
 	for _, proto := range upstreamProtocols {
 		v, contourKey, ok := annotation(ref.Service, "upstream-protocol."+proto)
 		if !ok {
@@ -55,6 +62,11 @@ func (f *forwardBuilder) annotatedProtocol(field string, ref *serviceRef) string
 // per-host-max-connections annotations, or nil when it has none. A value
 // that is not a number is ignored, with a warning naming it.
 func (f *forwardBuilder) annotatedCircuitBreakers(field string, ref *serviceRef) *CircuitBreakers {
+	if len(ref.Service.Annotations) == 0 {
+		// Every route of every proxy asks: skip the table below, which
+		// escapes to the heap.
+		return nil
+	}
 	var cb CircuitBreakers
 	set := false
 	for _, a := range []struct {

@@ -1,11 +1,12 @@
 package dag
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,15 +64,16 @@ func clusterPrefix(spec ClusterSpec) string {
 // sortBackends puts backends in canonical order: priority, then service,
 // then port.
 func sortBackends(bs []Backend) {
-	sort.Slice(bs, func(i, j int) bool {
-		a, b := bs[i], bs[j]
+	// slices.SortFunc, not sort.Slice, whose swapper allocates: every
+	// route sorts its backends. Both sort the same way.
+	slices.SortFunc(bs, func(a, b Backend) int {
 		if a.Priority != b.Priority {
-			return a.Priority < b.Priority
+			return cmp.Compare(a.Priority, b.Priority)
 		}
 		if a.Service != b.Service {
-			return lessObject(a.Service.Namespace, a.Service.Name, b.Service.Namespace, b.Service.Name)
+			return cmp.Or(strings.Compare(a.Service.Namespace, b.Service.Namespace), strings.Compare(a.Service.Name, b.Service.Name))
 		}
-		return a.Port < b.Port
+		return cmp.Compare(a.Port, b.Port)
 	})
 }
 
@@ -151,6 +153,6 @@ func (d *depSet) sorted() []objects.Key {
 	for k := range d.m {
 		out = append(out, k)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	slices.SortFunc(out, objects.Key.Compare)
 	return out
 }

@@ -3,7 +3,7 @@ package dag
 import (
 	"fmt"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -333,7 +333,7 @@ func sortedClusters(m map[string]*Cluster) []*Cluster {
 	for _, c := range m {
 		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b *Cluster) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -342,6 +342,6 @@ func sortedSecrets(m map[string]*Secret) []*Secret {
 	for _, s := range m {
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b *Secret) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

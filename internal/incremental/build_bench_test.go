@@ -20,22 +20,48 @@ import (
 // also reports the floor, the time to encode that same output once
 // (each distinct resource, with the encoder the build uses, and with
 // protobuf-go's reflection-based one), and the ratio of the two.
+//
+// The shape=issue sub-benchmarks use the shape of issue 15, which no
+// benchmark here was tuned to: n root proxies plus n/10 included ones, 3
+// weighted Services per route, 3 endpoints per Service in 2 zones.
 func BenchmarkFullBuild(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		b.Run("proxies="+perf.Size(n), func(b *testing.B) { benchFullBuild(b, n) })
+		b.Run("proxies="+perf.Size(n), func(b *testing.B) { benchFullBuild(b, defaultShape(n)) })
 	}
+	b.Run("shape=issue", func(b *testing.B) {
+		for _, n := range []int{1000, 10000} {
+			b.Run("proxies="+perf.Size(n), func(b *testing.B) { benchFullBuild(b, issueShape(n)) })
+		}
+	})
 }
 
 // BenchmarkLargeFullBuild is BenchmarkFullBuild at 50,000 proxies.
 func BenchmarkLargeFullBuild(b *testing.B) {
 	perf.RequireLarge(b)
-	b.Run("proxies=50k", func(b *testing.B) { benchFullBuild(b, 50000) })
+	b.Run("proxies=50k", func(b *testing.B) { benchFullBuild(b, defaultShape(50000)) })
+	b.Run("shape=issue/proxies=50k", func(b *testing.B) { benchFullBuild(b, issueShape(50000)) })
 }
 
-func generated(b *testing.B, proxies int) (*objects.Snapshot, []objects.Key) {
-	b.Helper()
+func defaultShape(proxies int) scalegen.Config {
 	cfg := scalegen.Defaults()
 	cfg.Proxies = proxies
+	return cfg
+}
+
+// issueShape is `switchyard gen --proxies 1.1×roots --included roots/10
+// --routes-per-proxy 2 --services-per-route 3 --endpoints-per-service 3
+// --zones 2 --tls-fraction 0.5`.
+func issueShape(roots int) scalegen.Config {
+	cfg := scalegen.Defaults()
+	cfg.Proxies, cfg.Included = roots+roots/10, roots/10
+	cfg.RoutesPerProxy, cfg.ServicesPerRoute = 2, 3
+	cfg.EndpointsPerService, cfg.Zones = 3, 2
+	cfg.TLSFraction = 0.5
+	return cfg
+}
+
+func generated(b *testing.B, cfg scalegen.Config) (*objects.Snapshot, []objects.Key) {
+	b.Helper()
 	set, err := scalegen.Generate(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -43,8 +69,9 @@ func generated(b *testing.B, proxies int) (*objects.Snapshot, []objects.Key) {
 	return set.Snapshot(), keysOfChanges(set.Changes())
 }
 
-func benchFullBuild(b *testing.B, proxies int) {
-	snap, keys := generated(b, proxies)
+func benchFullBuild(b *testing.B, shape scalegen.Config) {
+	snap, keys := generated(b, shape)
+	proxies := shape.Proxies
 	cfg := Config{Translator: translator.DefaultOptions()}
 	var e *Engine
 	var before, after runtime.MemStats

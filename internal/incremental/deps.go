@@ -17,6 +17,9 @@ type unit any
 type readers struct {
 	few  []unit
 	many map[unit]struct{}
+	// first backs few until a second reader: most keys never have one,
+	// and a build adds a key per object.
+	first [1]unit
 }
 
 // manyReaders is when a key's readers move from a slice to a map.
@@ -29,6 +32,7 @@ func (d *depIndex) add(u unit, keys []objects.Key) {
 		r := d.m[k]
 		if r == nil {
 			r = &readers{}
+			r.few = r.first[:0]
 			d.m[k] = r
 		}
 		switch {

@@ -87,6 +87,7 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 	}
 	if ce == nil {
 		ce = &clusterEntry{cluster: c, fresh: true}
+		ce.services = make([]types.NamespacedName, 0, len(c.Spec.Backends))
 		for _, b := range c.Spec.Backends {
 			if !slices.Contains(ce.services, b.Service) {
 				ce.services = append(ce.services, b.Service)

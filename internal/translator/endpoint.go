@@ -132,21 +132,27 @@ type zonedEndpoint struct {
 
 // priorityLocalities builds the localities of the backends of one priority.
 func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.LocalityLbEndpoints {
+	n, endpoints := 0, 0
+	for _, g := range groups {
+		n += len(g.zones)
+		for _, z := range g.zones {
+			endpoints += len(z.endpoints)
+		}
+	}
 	weights := make([]uint32, len(groups))
 	healthy := make([][]int, len(groups))
+	counts := make([]int, 0, n) // every group's healthy counts, in one array
 	for i, g := range groups {
 		weights[i] = g.backend.Weight
+		start := len(counts)
 		for _, z := range g.zones {
-			healthy[i] = append(healthy[i], z.healthy)
+			counts = append(counts, z.healthy)
 		}
+		healthy[i] = counts[start:len(counts):len(counts)]
 	}
 	zoneWeights := localityWeights(weights, healthy)
 	subZones := subZoneNames(groups)
 
-	n := 0
-	for _, g := range groups {
-		n += len(g.zones)
-	}
 	// One allocation for all the localities' messages: a build makes
 	// thousands of them.
 	type localityBlock struct {
@@ -156,13 +162,18 @@ func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.L
 	}
 	blocks := make([]localityBlock, n)
 	out := make([]*envoy_config_endpoint_v3.LocalityLbEndpoints, 0, n)
+	// And one for all their endpoints' messages, cut per locality.
+	epBlocks := make([]lbEndpointBlock, endpoints)
+	eps := make([]*envoy_config_endpoint_v3.LbEndpoint, endpoints)
 	for i, g := range groups {
 		for j, z := range g.zones {
 			b := &blocks[len(out)]
 			b.locality.Zone, b.locality.SubZone = z.zone, subZones[i]
 			b.weight.Value = zoneWeights[i][j]
 			b.lle.Locality = &b.locality
-			b.lle.LbEndpoints = lbEndpoints(z.endpoints)
+			k := len(z.endpoints)
+			b.lle.LbEndpoints = lbEndpoints(epBlocks[:k:k], eps[:k:k], z.endpoints)
+			epBlocks, eps = epBlocks[k:], eps[k:]
 			b.lle.LoadBalancingWeight = &b.weight
 			b.lle.Priority = g.backend.Priority
 			out = append(out, &b.lle)
@@ -177,15 +188,16 @@ func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.L
 // in one priority would be merged by Envoy, which keys locality weights by
 // locality and so keeps only one of the two weights, and rejected by gRPC.
 func subZoneNames(groups []backendEndpoints) []string {
-	count := map[string]int{}
-	for _, g := range groups {
-		count[g.backend.Service.String()]++
-	}
 	out := make([]string, len(groups))
 	for i, g := range groups {
 		out[i] = g.backend.Service.String()
-		if count[out[i]] > 1 {
-			out[i] += ":" + strconv.Itoa(int(g.backend.Port))
+		// A priority has a few backends: counting them pairwise is
+		// cheaper than a map.
+		for j, o := range groups {
+			if j != i && o.backend.Service == g.backend.Service {
+				out[i] += ":" + strconv.Itoa(int(g.backend.Port))
+				break
+			}
 		}
 	}
 	return out
@@ -205,10 +217,9 @@ type lbEndpointBlock struct {
 }
 
 // lbEndpoints builds what socketAddress builds for each endpoint, inside
-// its LbEndpoint.
-func lbEndpoints(eps []endpoint) []*envoy_config_endpoint_v3.LbEndpoint {
-	blocks := make([]lbEndpointBlock, len(eps))
-	out := make([]*envoy_config_endpoint_v3.LbEndpoint, len(eps))
+// its LbEndpoint, in blocks and out (of eps' length), which the caller
+// cuts from arrays shared by a whole assignment.
+func lbEndpoints(blocks []lbEndpointBlock, out []*envoy_config_endpoint_v3.LbEndpoint, eps []endpoint) []*envoy_config_endpoint_v3.LbEndpoint {
 	for i, ep := range eps {
 		b := &blocks[i]
 		b.port.PortValue = uint32(ep.addr.port)
@@ -411,7 +422,13 @@ func byZone(eps []zonedEndpoint) []zoneEndpoints {
 	})
 	// The zones' endpoints share one array, cut in runs.
 	all := make([]endpoint, 0, len(eps))
-	var out []zoneEndpoints
+	zones := 1
+	for i := 1; i < len(eps); i++ {
+		if eps[i].zone != eps[i-1].zone {
+			zones++
+		}
+	}
+	out := make([]zoneEndpoints, 0, zones)
 	for i, ep := range eps {
 		if i > 0 && ep.zone == eps[i-1].zone && compareHostPort(ep.addr, eps[i-1].addr) == 0 {
 			z := &out[len(out)-1]

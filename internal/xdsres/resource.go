@@ -66,8 +66,11 @@ type vtMarshaler interface {
 // Marshal encodes a message deterministically, so that equal messages
 // always give equal bytes.
 func Marshal(m proto.Message) ([]byte, error) {
-	if vt, ok := m.(vtMarshaler); ok && vtDeterministic(m) {
-		return vt.MarshalVTStrict()
+	if vt, ok := m.(vtMarshaler); ok {
+		if vtDeterministic(m) {
+			return vt.MarshalVTStrict()
+		}
+		return marshalSorted(m)
 	}
 	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
 }
@@ -77,7 +80,8 @@ func Marshal(m proto.Message) ([]byte, error) {
 // configurations carry maps of several entries (typed_per_filter_config
 // with the RBAC, rate limit, CORS and authorization settings of a route,
 // and the owner metadata), which vtproto writes in random order: they go
-// through the reflection encoder, whose Deterministic option sorts them.
+// through marshalSorted, which sorts them as the reflection encoder's
+// Deterministic option does.
 // Every other type Switchyard serves keeps its maps to one entry or
 // packs them into Anys encoded deterministically; the vtprotobuf build
 // of the engine's tests (make unit-vtproto) fails if that changes.
