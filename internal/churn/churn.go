@@ -265,10 +265,15 @@ func (m *Mutator) serviceChange() *objects.Change {
 		})
 	}
 	s := m.snap.Services[nn].DeepCopy()
-	if m.rng.Intn(2) == 0 {
+	switch m.rng.Intn(3) {
+	case 0:
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "alt", Port: 81})
-	} else {
+	case 1:
 		s.Annotations = map[string]string{objects.DrainAnnotation: "true"}
+	default:
+		// Its routes get a DNS-resolved cluster, or an error when
+		// ExternalName Services are off.
+		s.Spec.Type, s.Spec.ExternalName = corev1.ServiceTypeExternalName, s.Name+".vendor.example.net"
 	}
 	return upsert(s)
 }

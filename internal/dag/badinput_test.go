@@ -27,6 +27,7 @@ import (
 //	# expect: <Kind> <namespace>/<name> <Type>/<Reason> <text naming the field>
 //	# expect: problem <line> <text of the source's message>
 //	# options: root-namespaces=<ns>
+//	# options: enable-external-name-services
 //
 // Each case is loaded through the directory source together with
 // badBase (a valid proxy, Services and Secrets) and built. The test
@@ -105,6 +106,9 @@ func parseBadCase(t *testing.T, name string, body []byte) badCase {
 		}
 		if opt, ok := strings.CutPrefix(line, "# options: root-namespaces="); ok {
 			c.opts.RootNamespaces = []string{opt}
+		}
+		if line == "# options: enable-external-name-services" {
+			c.opts.ExternalNameServices = true
 		}
 		if e, ok := strings.CutPrefix(line, "# expect: "); ok {
 			c.expects = append(c.expects, parseExpectation(t, e))

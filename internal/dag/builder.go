@@ -37,6 +37,12 @@ type Options struct {
 	// Mesh selects the mesh Services and applies TrafficSplits to them
 	// (BuildMesh); without it those objects are not read.
 	Mesh bool
+	// ExternalNameServices lets routes and tcpproxies forward to Services
+	// of type ExternalName, resolved by DNS. Off by default: an
+	// ExternalName can name any host, the control plane or a cloud
+	// metadata endpoint included, so whoever may create a Service could
+	// reach it through the proxy.
+	ExternalNameServices bool
 }
 
 func (o Options) maxDepth() int {

@@ -51,7 +51,7 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 		// The sequences must reach what crosses units, or they prove
 		// little.
 		for _, want := range []string{"DuplicateFQDN", "DNSNameTaken", "IncludeCycle", "RootIncluded", "IncludeNotFound",
-			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName"} {
+			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName", "ServiceExternalName"} {
 			if seen[want] == 0 && !t.Failed() && !testing.Short() {
 				t.Errorf("no step produced %s", want)
 			}
@@ -68,6 +68,9 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				opts.DAG.GlobalAuthorization = &types.NamespacedName{Namespace: "auth", Name: "authz-1"}
 			}
 			initial := keysOfChanges(set.Changes())
+			// Services that become ExternalName: DNS-resolved clusters,
+			// without load assignments, or an error on every other seed.
+			opts.DAG.ExternalNameServices = seed%2 == 0
 			if seed%2 == 1 {
 				opts.DAG.Mesh = true
 				initial = append(initial, addMesh(snap)...)
