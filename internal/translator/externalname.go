@@ -100,7 +100,7 @@ const defaultDNSPort = 53
 func ParseDNSResolver(s string) (DNSResolver, error) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		if ap.Port() == 0 || ap.Addr().Zone() != "" {
-			return DNSResolver{}, fmt.Errorf("%q: the port must be 1-65535 (leave it out for 53), and the address have no zone", s)
+			return DNSResolver{}, fmt.Errorf("%q: give a port in 1-65535 and an address without a zone, such as 10.0.0.10:5353 (or no port, for 53)", s)
 		}
 		return DNSResolver{Addr: ap.Addr().Unmap(), Port: uint32(ap.Port())}, nil
 	}
