@@ -51,7 +51,7 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 		// The sequences must reach what crosses units, or they prove
 		// little.
 		for _, want := range []string{"DuplicateFQDN", "DNSNameTaken", "IncludeCycle", "RootIncluded", "IncludeNotFound",
-			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName", "ServiceExternalName"} {
+			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName", "ServiceExternalName", externalNameCluster} {
 			if seen[want] == 0 && !t.Failed() && !testing.Short() {
 				t.Errorf("no step produced %s", want)
 			}
@@ -93,6 +93,9 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				}
 				followStatuses(t, known, e, fmt.Sprintf("step %d", step))
 				tally(seen, e.Statuses())
+				if opts.DAG.ExternalNameServices && seen[externalNameCluster] == 0 {
+					tallyExternalNames(seen, e.DAG())
+				}
 			}
 		})
 	}
@@ -120,6 +123,19 @@ func followStatuses(t *testing.T, known map[objects.Key]*dag.Status, e *Engine, 
 	for _, st := range all {
 		if got := known[st.Key]; got == nil || !reflect.DeepEqual(got, st) {
 			t.Fatalf("%s: status of %s followed from the updates is %+v, want %+v", when, st.Key, got, st)
+		}
+	}
+}
+
+// externalNameCluster counts the steps whose DAG has the cluster of an
+// ExternalName Service, which no status tells.
+const externalNameCluster = "an ExternalName cluster"
+
+func tallyExternalNames(seen map[string]int, d *dag.DAG) {
+	for _, c := range d.Clusters {
+		if _, _, ok := c.Spec.ExternalName(); ok {
+			seen[externalNameCluster]++
+			return
 		}
 	}
 }
