@@ -29,13 +29,15 @@ import (
 type serveControlPlane struct {
 	opts translator.Options
 	// mesh runs serve with --mesh.
-	mesh    bool
-	dir     string
-	xds     string // the address, kept across restarts
-	srv     *server.Server
-	cancel  context.CancelFunc
-	done    chan error
-	running bool
+	mesh bool
+	// externalNames runs serve with --enable-external-name-services.
+	externalNames bool
+	dir           string
+	xds           string // the address, kept across restarts
+	srv           *server.Server
+	cancel        context.CancelFunc
+	done          chan error
+	running       bool
 }
 
 func newServeControlPlane(t testing.TB) controlPlane {
@@ -61,6 +63,7 @@ func (s *serveControlPlane) start(t testing.TB, addr string) {
 	}
 	cfg.Pipeline.Translator = s.opts
 	cfg.Pipeline.DAG.Mesh = s.mesh
+	cfg.Pipeline.DAG.ExternalNameServices = s.externalNames
 	s.srv = server.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.done = cancel, make(chan error, 1)

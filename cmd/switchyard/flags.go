@@ -3,8 +3,10 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,7 +39,70 @@ func addBuildFlags(f *pflag.FlagSet, d *dag.Options, t *translator.Options) {
 	// The fallback certificate is cluster-wide, as in Contour: one filter
 	// chain serves every host that enables it (site/security.md).
 	f.Var(&nsNameValue{p: &d.FallbackCertificate}, "fallback-certificate", "NAMESPACE/NAME of the kubernetes.io/tls Secret served to TLS clients without SNI by the hosts that set spec.virtualhost.tls.enableFallbackCertificate")
+	addDNSFlags(f, d, t)
 }
+
+// addDNSFlags registers the flags of upstreams resolved by DNS:
+// ExternalName Services and the JWKS hosts of JWT providers.
+func addDNSFlags(f *pflag.FlagSet, d *dag.Options, t *translator.Options) {
+	f.BoolVar(&d.ExternalNameServices, "enable-external-name-services", d.ExternalNameServices, "let routes and tcpproxies forward to Services of type ExternalName, resolved by DNS. Off by default: an ExternalName can name any host, the control plane and cloud metadata endpoints included, so whoever can create a Service could reach them through the proxy")
+	f.Var(&dnsResolversValue{p: &t.DNSResolvers}, "dns-resolvers", "IP[:PORT],... of the name servers Envoy asks for the clusters it resolves by DNS (ExternalName Services, JWKS hosts); empty: Envoy's resolv.conf")
+	f.Var(&dnsRefreshValue{p: &t.DNSRefreshRate}, "dns-refresh-rate", "how often Envoy resolves those clusters' names again, such as 30s; empty: Envoy's default (5s)")
+}
+
+// dnsResolversValue parses IP[:PORT],... into resolvers.
+type dnsResolversValue struct{ p *[]translator.DNSResolver }
+
+func (v *dnsResolversValue) String() string {
+	out := make([]string, 0, len(*v.p))
+	for _, r := range *v.p {
+		out = append(out, netip.AddrPortFrom(r.Addr, uint16(r.Port)).String())
+	}
+	return strings.Join(out, ",")
+}
+
+func (v *dnsResolversValue) Set(s string) error {
+	var out []translator.DNSResolver
+	for _, e := range strings.Split(s, ",") {
+		r, err := translator.ParseDNSResolver(strings.TrimSpace(e))
+		if err != nil {
+			return err
+		}
+		out = append(out, r)
+	}
+	*v.p = append(*v.p, out...)
+	return nil
+}
+
+func (v *dnsResolversValue) Type() string { return "ip[:port],..." }
+
+// dnsRefreshValue parses a duration Envoy accepts as a DNS refresh rate.
+type dnsRefreshValue struct{ p *time.Duration }
+
+func (v *dnsRefreshValue) String() string {
+	if *v.p == 0 {
+		return ""
+	}
+	return v.p.String()
+}
+
+func (v *dnsRefreshValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write one such as 30s or 1m", s)
+	}
+	if d <= 0 {
+		// An explicit 0 is a mistake, not a way to ask for the default.
+		return fmt.Errorf("%q is not a refresh rate: give a duration above 1ms, such as 30s (leave the flag out for Envoy's 5s)", s)
+	}
+	if err := translator.CheckDNSRefreshRate(d); err != nil {
+		return err
+	}
+	*v.p = d
+	return nil
+}
+
+func (v *dnsRefreshValue) Type() string { return "duration" }
 
 // nsNameValue parses NAMESPACE/NAME into a *types.NamespacedName.
 type nsNameValue struct{ p **types.NamespacedName }

@@ -274,12 +274,28 @@ func (m *Mutator) serviceChange() *objects.Change {
 		})
 	}
 	s := m.snap.Services[nn].DeepCopy()
-	if m.rng.Intn(2) == 0 {
-		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "alt", Port: 81})
-	} else {
+	switch {
+	case m.rng.Intn(2) == 1:
 		s.Annotations = map[string]string{objects.DrainAnnotation: "true"}
+	case hasPort(s, 81):
+		// Given its second port again: it becomes an ExternalName
+		// Service, whose routes get a DNS-resolved cluster, or an error
+		// when ExternalName Services are off. No draw of its own, so that
+		// the sequences stay those the other changes were tuned with.
+		s.Spec.Type, s.Spec.ExternalName = corev1.ServiceTypeExternalName, s.Name+".vendor.example.net"
+	default:
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "alt", Port: 81})
 	}
 	return upsert(s)
+}
+
+func hasPort(s *corev1.Service, port int32) bool {
+	for _, p := range s.Spec.Ports {
+		if p.Port == port {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Mutator) sliceChange() *objects.Change {

@@ -30,6 +30,7 @@ import (
 //	# options: root-namespaces=<ns>
 //	# options: rate-limit-service=<namespace>/<name>
 //	# options: fallback-certificate=<namespace>/<name>
+//	# options: enable-external-name-services
 //
 // Each case is loaded through the directory source together with
 // badBase (a valid proxy, Services and Secrets) and built. The test
@@ -116,6 +117,9 @@ func parseBadCase(t *testing.T, name string, body []byte) badCase {
 		if opt, ok := strings.CutPrefix(line, "# options: fallback-certificate="); ok {
 			ns, name, _ := strings.Cut(opt, "/")
 			c.opts.FallbackCertificate = &types.NamespacedName{Namespace: ns, Name: name}
+		}
+		if line == "# options: enable-external-name-services" {
+			c.opts.ExternalNameServices = true
 		}
 		if e, ok := strings.CutPrefix(line, "# expect: "); ok {
 			c.expects = append(c.expects, parseExpectation(t, e))

@@ -55,6 +55,12 @@ type Options struct {
 	// clients without SNI by the hosts that enable it (fallback.go); nil
 	// makes enabling it an error.
 	FallbackCertificate *types.NamespacedName
+	// ExternalNameServices lets routes and tcpproxies forward to Services
+	// of type ExternalName, resolved by DNS. Off by default: an
+	// ExternalName can name any host, the control plane or a cloud
+	// metadata endpoint included, so whoever may create a Service could
+	// reach it through the proxy.
+	ExternalNameServices bool
 }
 
 func (o Options) maxDepth() int {

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
@@ -84,15 +85,14 @@ type serviceRef struct {
 }
 
 // resolveService finds a Service port, or returns the reason it cannot be
-// used. These are reference errors: the Service may appear later.
+// used. These are reference errors: the Service may appear later. A
+// Service of type ExternalName is resolved like any other; whether it may
+// be used is the caller's decision (see externalNameBackend).
 func resolveService(snap *objects.Snapshot, deps *depSet, nn types.NamespacedName, port int32) (*serviceRef, *refError) {
 	deps.add(objects.NewKey(objects.KindService, nn))
 	svc := snap.Services[nn]
 	if svc == nil {
 		return nil, &refError{"ServiceNotFound", fmt.Sprintf("Service %s not found", nn)}
-	}
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return nil, &refError{"ServiceExternalName", fmt.Sprintf("Service %s is of type ExternalName, which is not supported: use a Service whose endpoints are Pods (with a selector or EndpointSlices)", nn)}
 	}
 	for _, p := range svc.Spec.Ports {
 		if p.Port == port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
@@ -100,6 +100,25 @@ func resolveService(snap *objects.Snapshot, deps *depSet, nn types.NamespacedNam
 		}
 	}
 	return nil, &refError{"ServicePortNotFound", fmt.Sprintf("Service %s has no TCP port %d (it has %s)", nn, port, servicePorts(svc))}
+}
+
+// externalNameBackend decides whether a forward may use an ExternalName
+// Service and returns its DNS name. The API server and the directory
+// source both check that the name is a DNS-1123 subdomain; it is checked
+// again here since a snapshot may come from anywhere.
+func externalNameBackend(svc *corev1.Service, enabled bool, extension bool) (string, *refError) {
+	nn := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	switch {
+	case extension:
+		return "", &refError{"ServiceExternalName", fmt.Sprintf("Service %s is of type ExternalName, which an ExtensionService cannot use: use a Service whose endpoints are Pods (with a selector or EndpointSlices)", nn)}
+	case !enabled:
+		return "", &refError{"ServiceExternalName", fmt.Sprintf("Service %s is of type ExternalName, which is off: start switchyard with --enable-external-name-services to forward to it (off by default, since an ExternalName can name any host, the control plane's and cloud metadata endpoints included; see site/external-name.md)", nn)}
+	}
+	name := strings.TrimSuffix(svc.Spec.ExternalName, ".")
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return "", &refError{"InvalidExternalName", fmt.Sprintf("Service %s: spec.externalName %q is not a DNS name: %s", nn, svc.Spec.ExternalName, strings.Join(errs, "; "))}
+	}
+	return name, nil
 }
 
 func servicePorts(svc *corev1.Service) string {

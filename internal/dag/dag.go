@@ -340,6 +340,23 @@ type ClusterSpec struct {
 	// Envoy presents to TLS backends; "" for none. Left out of the hash
 	// when empty, so that adding the field renamed no existing cluster.
 	ClientCertificate string `json:",omitempty"`
+	// SNI is the server name sent to a TLS backend when it is not the
+	// validation's subjectName: for an ExternalName Service, the Host the
+	// route rewrites to, else the external name. Left out of the hash when
+	// empty, so that adding the field renamed no existing cluster.
+	SNI string `json:",omitempty"`
+}
+
+// ExternalName returns the DNS name and port of a cluster whose one backend
+// is an ExternalName Service: such a cluster resolves the name itself
+// (STRICT_DNS) instead of taking endpoints over EDS. The builder never puts
+// an ExternalName backend in a cluster with other backends.
+func (s *ClusterSpec) ExternalName() (host string, port int32, ok bool) {
+	if len(s.Backends) != 1 || s.Backends[0].ExternalName == "" {
+		return "", 0, false
+	}
+	b := s.Backends[0]
+	return b.ExternalName, b.Port, true
 }
 
 // The load-balancing strategies a cluster may use.
@@ -364,6 +381,10 @@ type Backend struct {
 	// HealthPort is the Service port health checks go to, 0 for Port;
 	// omitted from the cluster hash when 0.
 	HealthPort int32 `json:",omitempty"`
+	// ExternalName is spec.externalName of a Service of type ExternalName
+	// (without a trailing dot), "" for any other Service; omitted from the
+	// cluster hash when empty.
+	ExternalName string `json:",omitempty"`
 }
 
 // UpstreamTLS verifies a backend's certificate.

@@ -93,7 +93,7 @@ func extensionSpec(rb *rootBuilder, ext *switchyardv1alpha1.ExtensionService, st
 			Protocol: &protocol, UpstreamValidation: ext.Spec.UpstreamValidation,
 		})
 	}
-	fb := &forwardBuilder{rb: rb, ns: ext.Namespace, field: "spec", st: st, common: common, validationField: "spec.validation"}
+	fb := &forwardBuilder{rb: rb, ns: ext.Namespace, field: "spec", st: st, common: common, validationField: "spec.validation", extension: true}
 	fwd, fwdOK := fb.build(services)
 	if !ok || !fwdOK || fwd == nil || fwd.Cluster == nil {
 		return spec, false

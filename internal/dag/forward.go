@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
@@ -39,6 +40,8 @@ type servicePlan struct {
 	slowStart       *SlowStart
 	mirror          bool
 	percent         uint32
+	// sni is the server name of an ExternalName backend (see ClusterSpec.SNI).
+	sni string
 }
 
 // forwardBuilder turns a route's (or tcpproxy's) services into clusters.
@@ -53,6 +56,12 @@ type forwardBuilder struct {
 	// validationField, when set, is where the services' shared validation
 	// lives (an ExtensionService's spec.validation), for error messages.
 	validationField string
+	// extension is set for an ExtensionService, which cannot use an
+	// ExternalName Service.
+	extension bool
+	// routeHeaders is the route's request policy, whose Host rewrite is
+	// the SNI of its ExternalName backends unless a service sets its own.
+	routeHeaders *switchyardv1.HeadersPolicy
 }
 
 // build returns the Forward for the services, or nil when no service can
@@ -185,6 +194,9 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 		f.st.addError(ErrService, rerr.Reason, "%s: %s", field, rerr.Msg)
 		return p, true, false
 	}
+	if ref.Service.Spec.Type == corev1.ServiceTypeExternalName && !f.planExternalName(field, ref, &p) {
+		return p, true, false
+	}
 	if p.protocol == "" {
 		p.protocol = cmp.Or(f.annotatedProtocol(field, ref), protocolFromAppProtocol(ref.Port))
 	}
@@ -217,6 +229,34 @@ func (f *forwardBuilder) plan(i int, s *switchyardv1.Service, anyWeight bool) (p
 		p.tls = &UpstreamTLS{CASecret: ca.Name, SubjectName: s.UpstreamValidation.SubjectName, SubjectNames: s.UpstreamValidation.SubjectNames}
 	}
 	return p, true, weight > 0
+}
+
+// planExternalName makes p an ExternalName backend, or reports why the
+// Service cannot be one. Its SNI follows Contour: the Host the service's
+// (else the route's) request policy rewrites to, else the external name,
+// which is what a server reached by that name expects.
+func (f *forwardBuilder) planExternalName(field string, ref *serviceRef, p *servicePlan) bool {
+	name, rerr := externalNameBackend(ref.Service, f.rb.opts.ExternalNameServices, f.extension)
+	if rerr != nil {
+		f.st.addError(ErrService, rerr.Reason, "%s: %s", field, rerr.Msg)
+		return false
+	}
+	p.backend.ExternalName = name
+	p.sni = cmp.Or(p.hostRewrite, f.routeHostRewrite(), name)
+	return true
+}
+
+// routeHostRewrite is the literal Host the route's request policy sets, ""
+// for none; its errors are the route's to report.
+func (f *forwardBuilder) routeHostRewrite() string {
+	if f.routeHeaders == nil {
+		return ""
+	}
+	_, host, err := parseHeadersPolicy(f.routeHeaders, headerScope{request: true, hostFromHeader: true, vars: headerVars{namespace: f.ns}})
+	if err != nil {
+		return ""
+	}
+	return host.literal
 }
 
 // planSpec checks the parts of a service that do not depend on other
@@ -327,14 +367,18 @@ func (f *forwardBuilder) assemble(plans []servicePlan) (*Forward, bool) {
 	if len(main) == 0 {
 		return nil, true
 	}
-	fwd.Merged = f.rb.cluster(f.spec(main))
+	if !mixesExternalName(main) {
+		// A mixed backend set has no one cluster: its DNS name would have
+		// to be a CNAME and addresses at once.
+		fwd.Merged = f.rb.cluster(f.spec(main))
+	}
 	if !needsSplit(main) {
 		fwd.Cluster = fwd.Merged
 		return fwd, true
 	}
 	for _, p := range main {
 		if p.backend.Priority > 0 {
-			f.st.addError(ErrService, "PriorityWithSplit", "%s.services: priorities cannot be combined with per-service header policies, protocols or validation, which need a cluster per service", f.field)
+			f.st.addError(ErrService, "PriorityWithSplit", "%s.services: priorities cannot be combined with per-service header policies, protocols, validation or ExternalName Services, which need a cluster per service", f.field)
 			return nil, false
 		}
 	}
@@ -353,7 +397,24 @@ func (f *forwardBuilder) assemble(plans []servicePlan) (*Forward, bool) {
 	return fwd, true
 }
 
+// mixesExternalName reports whether the plans are more than one backend
+// and some is an ExternalName Service, which needs a cluster of its own.
+func mixesExternalName(plans []servicePlan) bool {
+	if len(plans) < 2 {
+		return false
+	}
+	for _, p := range plans {
+		if p.backend.ExternalName != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func needsSplit(plans []servicePlan) bool {
+	if mixesExternalName(plans) {
+		return true
+	}
 	first := plans[0]
 	for _, p := range plans {
 		if p.requestHeaders != nil || p.responseHeaders != nil || p.hostRewrite != "" || len(p.cookies) > 0 {
@@ -392,6 +453,7 @@ func (f *forwardBuilder) spec(plans []servicePlan) ClusterSpec {
 		HealthCheck:           f.common.HealthCheck,
 		IdleConnectionTimeout: f.common.IdleTimeout,
 		ClientCertificate:     f.common.ClientCertificate,
+		SNI:                   plans[0].sni,
 	}
 }
 

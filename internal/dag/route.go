@@ -96,7 +96,7 @@ func (b *routeBuilder) action(r *switchyardv1.Route, out *Route) (forwardOK, spe
 	if !ok {
 		return false, false
 	}
-	fb := &forwardBuilder{rb: b.rb, ns: b.proxy.Namespace, field: b.field, st: b.st, common: common, allowHeaders: true}
+	fb := &forwardBuilder{rb: b.rb, ns: b.proxy.Namespace, field: b.field, st: b.st, common: common, allowHeaders: true, routeHeaders: r.RequestHeadersPolicy}
 	fwd, ok := fb.build(r.Services)
 	if !ok {
 		return false, false

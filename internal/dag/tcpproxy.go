@@ -94,6 +94,9 @@ func (rb *rootBuilder) tcpServices(owner *switchyardv1.HTTPProxy, tp *switchyard
 	switch {
 	case !ok || fwd == nil:
 		return nil
+	case fwd.Cluster == nil && fwd.Merged == nil:
+		st.addError(ErrTCPProxy, "InvalidTCPProxy", "%s.services: an ExternalName Service must be the only service of a tcpproxy, which has no per-service clusters", field)
+		return nil
 	case fwd.Cluster == nil:
 		st.addError(ErrTCPProxy, "InvalidTCPProxy", "%s.services: all services must use the same protocol and validation", field)
 		return nil
@@ -218,10 +221,10 @@ func isRootPath(conds []switchyardv1.MatchCondition) bool {
 func (rb *rootBuilder) checkedServices(routes []*Route) map[types.NamespacedName]bool {
 	out := map[types.NamespacedName]bool{}
 	for _, r := range routes {
-		if !rb.guarded(r) || r.Forward == nil || r.Forward.Merged == nil {
+		if !rb.guarded(r) {
 			continue
 		}
-		for _, b := range r.Forward.Merged.Spec.Backends {
+		for _, b := range forwardBackends(r.Forward) {
 			out[b.Service] = true
 		}
 	}
@@ -229,13 +232,27 @@ func (rb *rootBuilder) checkedServices(routes []*Route) map[types.NamespacedName
 }
 
 func sharesService(r *Route, services map[types.NamespacedName]bool) bool {
-	if r.Forward == nil || r.Forward.Merged == nil {
-		return false
-	}
-	for _, b := range r.Forward.Merged.Spec.Backends {
+	for _, b := range forwardBackends(r.Forward) {
 		if services[b.Service] {
 			return true
 		}
 	}
 	return false
+}
+
+// forwardBackends lists the backends a forward sends requests to: those of
+// its merged cluster, or of its per-service clusters when it has none (a
+// route mixing ExternalName and other Services).
+func forwardBackends(f *Forward) []Backend {
+	switch {
+	case f == nil:
+		return nil
+	case f.Merged != nil:
+		return f.Merged.Spec.Backends
+	}
+	var out []Backend
+	for _, w := range f.Weighted {
+		out = append(out, w.Cluster.Spec.Backends...)
+	}
+	return out
 }

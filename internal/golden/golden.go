@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,12 +63,18 @@ type Case struct {
 //	rateLimitXHeaders: true           # --rate-limit-x-headers
 //	rateLimitDefaultPolicy: {...}     # --rate-limit-default-policy, inline
 //	fallbackCertificate: ops/fallback # --fallback-certificate ops/fallback
+//	enableExternalNameServices: true  # --enable-external-name-services
+//	dnsResolvers: [10.0.0.10:53]      # --dns-resolvers 10.0.0.10:53
+//	dnsRefreshRate: 30s               # --dns-refresh-rate 30s
 type Options struct {
-	GlobalAuthorization string   `json:"globalAuthorization,omitempty"`
-	DrainZones          []string `json:"drainZones,omitempty"`
-	IngressClassName    string   `json:"ingressClassName,omitempty"`
-	Mesh                bool     `json:"mesh,omitempty"`
-	FallbackCertificate string   `json:"fallbackCertificate,omitempty"`
+	GlobalAuthorization        string   `json:"globalAuthorization,omitempty"`
+	DrainZones                 []string `json:"drainZones,omitempty"`
+	IngressClassName           string   `json:"ingressClassName,omitempty"`
+	Mesh                       bool     `json:"mesh,omitempty"`
+	FallbackCertificate        string   `json:"fallbackCertificate,omitempty"`
+	EnableExternalNameServices bool     `json:"enableExternalNameServices,omitempty"`
+	DNSResolvers               []string `json:"dnsResolvers,omitempty"`
+	DNSRefreshRate             string   `json:"dnsRefreshRate,omitempty"`
 
 	// Global rate limiting (site/rate-limiting.md).
 	RateLimitService       string                              `json:"rateLimitService,omitempty"`
@@ -135,6 +142,10 @@ func Load(dir, tmp string) (*Case, error) {
 	c.Translator.DrainZones = opts.DrainZones
 	c.DAG.IngressClassName = opts.IngressClassName
 	c.DAG.Mesh = opts.Mesh
+	c.DAG.ExternalNameServices = opts.EnableExternalNameServices
+	if err := dnsOptions(opts, &c.Translator); err != nil {
+		return nil, fmt.Errorf("%s/options.yaml: %w", dir, err)
+	}
 	return c, nil
 }
 
@@ -166,6 +177,29 @@ func nsName(dir, key, v string) (*types.NamespacedName, error) {
 		return nil, fmt.Errorf("%s/options.yaml: %s: %q is not NAMESPACE/NAME", dir, key, v)
 	}
 	return &types.NamespacedName{Namespace: ns, Name: name}, nil
+}
+
+// dnsOptions applies dnsResolvers and dnsRefreshRate as the flags do.
+func dnsOptions(o Options, t *translator.Options) error {
+	for _, s := range o.DNSResolvers {
+		r, err := translator.ParseDNSResolver(s)
+		if err != nil {
+			return fmt.Errorf("dnsResolvers: %w", err)
+		}
+		t.DNSResolvers = append(t.DNSResolvers, r)
+	}
+	if o.DNSRefreshRate == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(o.DNSRefreshRate)
+	if err == nil {
+		err = translator.CheckDNSRefreshRate(d)
+	}
+	if err != nil || d == 0 {
+		return fmt.Errorf("dnsRefreshRate: %q is not a refresh rate above 1ms", o.DNSRefreshRate)
+	}
+	t.DNSRefreshRate = d
+	return nil
 }
 
 // readOptions reads dir/options.yaml; without the file every option is

@@ -61,6 +61,9 @@ func (e *Engine) settleDNS() {
 	forEach(len(fresh), func(_, i int) {
 		d := fresh[i]
 		out[i][0] = encode(translator.DNSCluster(d.winner.name, e.cfg.Translator))
+		if !translator.ServesEndpoints(&d.entry.cluster.Spec) {
+			return // a CNAME: no load assignment, as translator.DNS
+		}
 		cla := d.entry.claMsg
 		if cla == nil {
 			// An existing cluster, whose message is not kept.

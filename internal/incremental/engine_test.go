@@ -54,6 +54,7 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 		// little.
 		for _, want := range []string{"DuplicateFQDN", "DNSNameTaken", "IncludeCycle", "RootIncluded", "IncludeNotFound",
 			"Orphaned", "SecretNotDelegated", "SecretNotFound", "AuthorizationUnavailable", "ServiceNotFound", "DuplicateRouteName",
+			"ServiceExternalName", externalNameCluster,
 			"RateLimitServiceUnavailable", "ratelimit filter on " + translator.HTTPListenerName, "ratelimit filter on " + translator.HTTPSListenerName,
 			"FallbackNotConfigured", "FallbackWithAuthorization", "FallbackWithJWT", "FallbackSecretNotDelegated", "fallback served"} {
 			if seen[want] == 0 && !t.Failed() && !testing.Short() {
@@ -91,6 +92,9 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 			if seed%3 != 1 {
 				opts.DAG.FallbackCertificate = &fallbackCertificate
 			}
+			// Services that become ExternalName: DNS-resolved clusters,
+			// without load assignments, or an error on every other seed.
+			opts.DAG.ExternalNameServices = seed%2 == 0
 			if seed%2 == 1 {
 				opts.DAG.Mesh = true
 				initial = append(initial, addMesh(snap)...)
@@ -116,6 +120,9 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				tallyRateLimitFilters(seen, e)
 				if e.Targets(xdsres.GroupEnvoy)[resource.RouteType][translator.FallbackRouteName] != nil {
 					seen["fallback served"]++
+				}
+				if opts.DAG.ExternalNameServices && seen[externalNameCluster] == 0 {
+					tallyExternalNames(seen, e.DAG())
 				}
 			}
 		})
@@ -154,6 +161,19 @@ func followStatuses(t *testing.T, known map[objects.Key]*dag.Status, e *Engine, 
 	for _, st := range all {
 		if got := known[st.Key]; got == nil || !reflect.DeepEqual(got, st) {
 			t.Fatalf("%s: status of %s followed from the updates is %+v, want %+v", when, st.Key, got, st)
+		}
+	}
+}
+
+// externalNameCluster counts the steps whose DAG has the cluster of an
+// ExternalName Service, which no status tells.
+const externalNameCluster = "an ExternalName cluster"
+
+func tallyExternalNames(seen map[string]int, d *dag.DAG) {
+	for _, c := range d.Clusters {
+		if _, _, ok := c.Spec.ExternalName(); ok {
+			seen[externalNameCluster]++
+			return
 		}
 	}
 }

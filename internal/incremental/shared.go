@@ -87,8 +87,11 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 	}
 	if ce == nil {
 		ce = &clusterEntry{cluster: c, fresh: true}
-		ce.services = make([]types.NamespacedName, 0, len(c.Spec.Backends))
-		for _, b := range c.Spec.Backends {
+		// A DNS-resolved cluster (an ExternalName Service) has no load
+		// assignment to follow endpoints with, as translator.Envoy.
+		backends := followedBackends(c)
+		ce.services = make([]types.NamespacedName, 0, len(backends))
+		for _, b := range backends {
 			if !slices.Contains(ce.services, b.Service) {
 				ce.services = append(ce.services, b.Service)
 			}
@@ -227,7 +230,7 @@ func (e *Engine) computePending() {
 				// built again.
 				a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
 				res, cla = encoded{res: ce.res}, encoded{res: ce.cla}
-				if claMsg = ce.claMsg; claMsg == nil {
+				if claMsg = ce.claMsg; claMsg == nil && translator.ServesEndpoints(&ce.cluster.Spec) {
 					claMsg = translator.LoadAssignment(ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
 				}
 			}
@@ -276,6 +279,9 @@ func (e *Engine) dropAssignments() {
 
 // loadAssignment computes a cluster's Envoy load assignment into a.
 func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+	if !translator.ServesEndpoints(&ce.cluster.Spec) {
+		return nil
+	}
 	m := translator.LoadAssignment(ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
 	a.cla = encode(m)
 	a.n++
@@ -311,7 +317,7 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 	var list []*clusterEntry
 	seen := map[*clusterEntry]bool{}
 	add := func(ce *clusterEntry) {
-		if ce.generation != e.u.generation && !seen[ce] {
+		if ce.generation != e.u.generation && !seen[ce] && translator.ServesEndpoints(&ce.cluster.Spec) {
 			seen[ce] = true
 			list = append(list, ce)
 		}
@@ -392,6 +398,15 @@ func (e *Engine) unrefSecret(s *dag.Secret) {
 	if se.refs--; se.refs == 0 {
 		e.u.unusedSecrets = append(e.u.unusedSecrets, se)
 	}
+}
+
+// followedBackends is the backends of c whose endpoints its load assignment
+// follows: none for a cluster resolved by DNS.
+func followedBackends(c *dag.Cluster) []dag.Backend {
+	if !translator.ServesEndpoints(&c.Spec) {
+		return nil
+	}
+	return c.Spec.Backends
 }
 
 func sameSecret(a, b *dag.Secret) bool {

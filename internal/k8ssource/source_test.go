@@ -181,6 +181,11 @@ func TestInitialSet(t *testing.T) {
 	})
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node", Annotations: map[string]string{objects.DrainAnnotation: "true"}}}
 	mustCreate(t, node)
+	// An ExternalName Service is kept whole: its routes resolve the name.
+	mustCreate(t, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "hosted", Namespace: ns},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "api.vendor.example.net", Ports: []corev1.ServicePort{{Port: 443}}},
+	})
 
 	r := startSource(t, ns)
 	want := []objects.Key{
@@ -209,6 +214,10 @@ func TestInitialSet(t *testing.T) {
 	}
 	if n := r.initial[want[4]].(*corev1.Node); !objects.Drained(n.Annotations) {
 		t.Errorf("node annotations lost: %v", n.Annotations)
+	}
+	hosted, _ := r.initial[objects.Key{Kind: objects.KindService, Namespace: ns, Name: "hosted"}].(*corev1.Service)
+	if hosted == nil || hosted.Spec.Type != corev1.ServiceTypeExternalName || hosted.Spec.ExternalName != "api.vendor.example.net" || len(hosted.Spec.Ports) != 1 {
+		t.Errorf("ExternalName Service not passed on whole: %v", hosted)
 	}
 }
 

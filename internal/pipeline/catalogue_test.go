@@ -83,6 +83,8 @@ type gateCase struct {
 	warn string
 	// rootNamespaces is the DAG option some dag cases set.
 	rootNamespaces []string
+	// externalNames is --enable-external-name-services, which others set.
+	externalNames bool
 }
 
 // badSlice is an extra EndpointSlice of shop/app, the good proxy's
@@ -174,6 +176,9 @@ func dagCases(t *testing.T) []gateCase {
 			if ns, ok := strings.CutPrefix(sc.Text(), "# options: root-namespaces="); ok {
 				c.rootNamespaces = []string{ns}
 			}
+			if sc.Text() == "# options: enable-external-name-services" {
+				c.externalNames = true
+			}
 		}
 		out = append(out, c)
 	}
@@ -194,6 +199,7 @@ func TestGateCatalogue(t *testing.T) {
 func catalogueOptions(c gateCase, clk *clock) Config {
 	cfg := Config{Translator: translator.DefaultOptions(), Now: clk.now}
 	cfg.DAG.RootNamespaces = c.rootNamespaces
+	cfg.DAG.ExternalNameServices = c.externalNames
 	return cfg
 }
 

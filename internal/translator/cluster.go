@@ -27,12 +27,13 @@ const (
 
 // Cluster returns the CDS resource of a DAG cluster.
 //
-// Endpoints always come over EDS, with the cluster's own name as the
+// Endpoints come over EDS, with the cluster's own name as the
 // service name, so that an endpoint change pushes one ClusterLoadAssignment
 // and never the cluster (site/architecture.md, decision 4). locality_weighted_lb_config
 // is always set: the services of a route are localities of one cluster and
 // their weights are locality weights, which Envoy ignores without it
-// (decision 2).
+// (decision 2). The one exception is the cluster of an ExternalName
+// Service, which Envoy resolves by DNS (see externalNameCluster).
 func Cluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
 	out := clusterWithoutTLS(c, opts)
 	if c.Spec.Protocol == "tls" || c.Spec.Protocol == "h2" {
@@ -46,7 +47,12 @@ func Cluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
 // settings of the connections to the backends.
 func clusterWithoutTLS(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
 	spec := &c.Spec
-	out := edsCluster(c.Name, spec)
+	var out *envoy_config_cluster_v3.Cluster
+	if ServesEndpoints(spec) {
+		out = edsCluster(c.Name, spec)
+	} else {
+		out = externalNameCluster(c.Name, spec, envoy_config_cluster_v3.Cluster_STRICT_DNS, opts)
+	}
 	out.HealthChecks = healthChecks(spec)
 	out.CircuitBreakers = circuitBreakers(spec.CircuitBreakers)
 	switch rr, lr := slowStartLbConfig(spec); {

@@ -33,7 +33,9 @@ func DNS(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 		}
 		seen[n.Name] = true
 		res.Clusters = append(res.Clusters, DNSCluster(n, opts))
-		res.Endpoints = append(res.Endpoints, LoadAssignment(n.Name, &n.Cluster.Spec, snap, opts))
+		if ServesEndpoints(&n.Cluster.Spec) {
+			res.Endpoints = append(res.Endpoints, LoadAssignment(n.Name, &n.Cluster.Spec, snap, opts))
+		}
 	}
 	res.addMesh(d, func(name string) bool { return seen[name] }, func(ms *dag.MeshService) *Resources { return MeshDNS(ms, snap, opts) })
 	res.sort()
@@ -49,6 +51,14 @@ func DNS(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 // connection to the backends, and the transport socket would name SDS
 // secrets this group does not serve. So no option applies to it either;
 // it takes them as every other builder does.
+//
+// The name of an ExternalName Service is answered with a CNAME to its
+// external name: its cluster is the DNS-resolved one Envoy gets (STRICT_DNS,
+// the external name and port inline), without resolver settings, and it
+// has no load assignment.
 func DNSCluster(n dag.DNSName, _ Options) *envoy_config_cluster_v3.Cluster {
+	if !ServesEndpoints(&n.Cluster.Spec) {
+		return externalNameCluster(n.Name, &n.Cluster.Spec, envoy_config_cluster_v3.Cluster_STRICT_DNS, Options{})
+	}
 	return edsCluster(n.Name, &n.Cluster.Spec)
 }

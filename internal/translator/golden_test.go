@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/google/go-cmp/cmp"
 
@@ -176,17 +177,30 @@ func checkResources(t *testing.T, group string, out *render.Output) {
 }
 
 // dnsProblems checks the dns group's contract: clusters and load
-// assignments only, paired by DNS name, with every endpoint's health set.
+// assignments only, paired by DNS name, with every endpoint's health set;
+// the cluster of an ExternalName Service (a CNAME) has its name inline and
+// no load assignment.
 func dnsProblems(r *translator.Resources) []error {
 	var errs []error
 	if n := len(r.Listeners) + len(r.ScopedRoutes) + len(r.Routes) + len(r.Secrets); n > 0 {
 		errs = append(errs, errors.New("the dns group has listeners, routes or secrets"))
 	}
-	if len(r.Clusters) != len(r.Endpoints) {
-		errs = append(errs, errors.New("the dns group has a different number of clusters and load assignments"))
+	var eds []*envoy_config_cluster_v3.Cluster
+	for _, c := range r.Clusters {
+		if c.GetType() != envoy_config_cluster_v3.Cluster_STRICT_DNS {
+			eds = append(eds, c)
+			continue
+		}
+		eps := c.GetLoadAssignment().GetEndpoints()
+		if len(eps) != 1 || len(eps[0].GetLbEndpoints()) != 1 || eps[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress().GetAddress() == "" {
+			errs = append(errs, errors.New("dns cluster "+c.GetName()+": a CNAME's cluster must hold exactly one endpoint, the external name"))
+		}
 	}
-	for i := range min(len(r.Clusters), len(r.Endpoints)) {
-		c, cla := r.Clusters[i], r.Endpoints[i]
+	if len(eds) != len(r.Endpoints) {
+		errs = append(errs, errors.New("the dns group has a different number of EDS clusters and load assignments"))
+	}
+	for i := range min(len(eds), len(r.Endpoints)) {
+		c, cla := eds[i], r.Endpoints[i]
 		if c.GetName() != cla.GetClusterName() || c.GetEdsClusterConfig().GetServiceName() != c.GetName() {
 			errs = append(errs, errors.New("dns cluster "+c.GetName()+" is not paired with its load assignment by name"))
 		}

@@ -101,7 +101,9 @@ func GRPC(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 	}
 	for _, c := range clusters {
 		res.Clusters = append(res.Clusters, GRPCCluster(c, opts))
-		res.Endpoints = append(res.Endpoints, GRPCLoadAssignment(c.Name, &c.Spec, snap, opts))
+		if ServesEndpoints(&c.Spec) {
+			res.Endpoints = append(res.Endpoints, GRPCLoadAssignment(c.Name, &c.Spec, snap, opts))
+		}
 	}
 	if d != nil {
 		res.addMesh(d, func(name string) bool { return hosts[name] }, func(ms *dag.MeshService) *Resources { return MeshGRPC(ms, snap, opts) })

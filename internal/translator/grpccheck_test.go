@@ -61,7 +61,7 @@ func grpcProblems(r *Resources) []error {
 	}
 	for _, c := range r.Clusters {
 		errs = append(errs, grpcClusterProblems(c)...)
-		if !claNames[c.GetEdsClusterConfig().GetServiceName()] {
+		if c.GetType() == envoy_config_cluster_v3.Cluster_EDS && !claNames[c.GetEdsClusterConfig().GetServiceName()] {
 			fail("cluster %s: no load assignment %q", c.GetName(), c.GetEdsClusterConfig().GetServiceName())
 		}
 	}
@@ -284,11 +284,24 @@ func grpcClusterProblems(c *envoy_config_cluster_v3.Cluster) []error {
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("cluster %s: "+format, append([]any{c.GetName()}, args...)...))
 	}
-	if c.GetType() != envoy_config_cluster_v3.Cluster_EDS {
-		fail("type %v, want EDS", c.GetType())
-	}
-	if src := c.GetEdsClusterConfig().GetEdsConfig(); src.GetAds() == nil && src.GetSelf() == nil {
-		fail("eds_config is neither ads nor self")
+	switch c.GetType() {
+	case envoy_config_cluster_v3.Cluster_EDS:
+		if src := c.GetEdsClusterConfig().GetEdsConfig(); src.GetAds() == nil && src.GetSelf() == nil {
+			fail("eds_config is neither ads nor self")
+		}
+	case envoy_config_cluster_v3.Cluster_LOGICAL_DNS:
+		// dnsHostNameFromCluster in unmarshal_cds.go.
+		eps := c.GetLoadAssignment().GetEndpoints()
+		if len(eps) != 1 || len(eps[0].GetLbEndpoints()) != 1 {
+			fail("a LOGICAL_DNS cluster needs exactly one locality with one endpoint")
+			break
+		}
+		sa := eps[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+		if sa.GetAddress() == "" || sa.GetPortValue() == 0 || sa.GetResolverName() != "" {
+			fail("a LOGICAL_DNS endpoint needs a host and a port and no resolver name")
+		}
+	default:
+		fail("type %v, want EDS or LOGICAL_DNS", c.GetType())
 	}
 	switch c.GetLbPolicy() {
 	case envoy_config_cluster_v3.Cluster_ROUND_ROBIN:

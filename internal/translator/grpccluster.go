@@ -65,8 +65,18 @@ func GRPCClusters(h GRPCHost) []*dag.Cluster {
 // options, common_lb_config) are left as they are; gRPC applies locality
 // weights under ROUND_ROBIN whether or not locality_weighted_lb_config is
 // set.
+//
+// The cluster of an ExternalName Service is LOGICAL_DNS, the one DNS type
+// grpc-go accepts (with exactly the one inline endpoint it has), without
+// Envoy's resolver settings: gRPC resolves the name with its own resolver.
 func GRPCCluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
+	if !ServesEndpoints(&c.Spec) {
+		opts.DNSResolvers, opts.DNSRefreshRate = nil, 0
+	}
 	out := clusterWithoutTLS(c, opts)
+	if !ServesEndpoints(&c.Spec) {
+		out.ClusterDiscoveryType = &envoy_config_cluster_v3.Cluster_Type{Type: envoy_config_cluster_v3.Cluster_LOGICAL_DNS}
+	}
 	if out.LbPolicy == envoy_config_cluster_v3.Cluster_RANDOM {
 		out.LbPolicy = envoy_config_cluster_v3.Cluster_ROUND_ROBIN
 	}
@@ -78,7 +88,7 @@ func GRPCCluster(c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster 
 // in it (so that the two groups share one encoding), else a new one.
 // Neither may be modified afterwards.
 func GRPCClusterOf(envoy *envoy_config_cluster_v3.Cluster, c *dag.Cluster, opts Options) *envoy_config_cluster_v3.Cluster {
-	if envoy.LbPolicy != envoy_config_cluster_v3.Cluster_RANDOM && envoy.TransportSocket == nil {
+	if envoy.LbPolicy != envoy_config_cluster_v3.Cluster_RANDOM && envoy.TransportSocket == nil && envoy.GetType() == envoy_config_cluster_v3.Cluster_EDS {
 		return envoy
 	}
 	return GRPCCluster(c, opts)

@@ -64,7 +64,8 @@ func jwtPerRoute(r *dag.Route) *anypb.Any {
 }
 
 // JWKSClusters returns the clusters of a secure host's key sets: each
-// resolves the JWKS host by DNS (STRICT_DNS, so every address is used),
+// resolves the JWKS host by DNS (STRICT_DNS, so every address is used,
+// with the resolvers and refresh rate of the options),
 // and speaks TLS with the host as SNI for an https URI, verifying the
 // server when the provider says how.
 func JWKSClusters(svh *dag.SecureVirtualHost, opts Options) []*envoy_config_cluster_v3.Cluster {
@@ -92,6 +93,7 @@ func JWKSClusters(svh *dag.SecureVirtualHost, opts Options) []*envoy_config_clus
 		if opts.ConnectTimeout > 0 {
 			c.ConnectTimeout = duration(opts.ConnectTimeout)
 		}
+		setDNSResolution(c, opts)
 		if p.JWKS.TLS {
 			spec := &dag.ClusterSpec{Protocol: "tls"}
 			if p.JWKS.CA != nil {

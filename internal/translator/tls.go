@@ -1,6 +1,8 @@
 package translator
 
 import (
+	"cmp"
+
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -80,12 +82,14 @@ func upstreamTLSContext(spec *dag.ClusterSpec) *envoy_transport_socket_tls_v3.Up
 	if spec.Protocol == "h2" {
 		common.AlpnProtocols = []string{"h2"}
 	}
-	ctx := &envoy_transport_socket_tls_v3.UpstreamTlsContext{CommonTlsContext: common}
+	// spec.SNI, the server name an ExternalName backend expects, wins over
+	// the subjectName, which is then only what its certificate must carry.
+	ctx := &envoy_transport_socket_tls_v3.UpstreamTlsContext{CommonTlsContext: common, Sni: spec.SNI}
 	if spec.ClientCertificate != "" {
 		common.TlsCertificateSdsSecretConfigs = []*envoy_transport_socket_tls_v3.SdsSecretConfig{sdsSecret(spec.ClientCertificate)}
 	}
 	if tls := spec.UpstreamTLS; tls != nil {
-		ctx.Sni = tls.SubjectName
+		ctx.Sni = cmp.Or(spec.SNI, tls.SubjectName)
 		names := tls.SubjectNames
 		if len(names) == 0 && tls.SubjectName != "" {
 			names = []string{tls.SubjectName}

@@ -53,6 +53,13 @@ type Options struct {
 	// (internal/pipeline) get a translator that emits what clients
 	// reject; nothing else sets it.
 	KeepUnusableEndpoints bool
+	// DNSResolvers are the name servers of the clusters Envoy resolves by
+	// DNS (ExternalName Services, JWKS hosts); empty leaves Envoy's
+	// (resolv.conf).
+	DNSResolvers []DNSResolver
+	// DNSRefreshRate is how often those clusters resolve again; zero
+	// leaves Envoy's default (5s).
+	DNSRefreshRate time.Duration
 }
 
 // DefaultOptions returns the options Switchyard runs with unless told
@@ -119,7 +126,9 @@ func Envoy(d *dag.DAG, snap *objects.Snapshot, opts Options) *Resources {
 			continue
 		}
 		res.Clusters = append(res.Clusters, Cluster(c, opts))
-		res.Endpoints = append(res.Endpoints, LoadAssignment(c.Name, &c.Spec, snap, opts))
+		if ServesEndpoints(&c.Spec) {
+			res.Endpoints = append(res.Endpoints, LoadAssignment(c.Name, &c.Spec, snap, opts))
+		}
 	}
 	for _, s := range d.Secrets {
 		if s == nil {

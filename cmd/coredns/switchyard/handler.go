@@ -70,13 +70,16 @@ func (s *Switchyard) answer(t *table, state *request.Request, z *zone, m *dns.Ms
 	}
 	rel := strings.TrimSuffix(qname[:len(qname)-len(z.name)], ".")
 	if e := t.entries[rel]; e != nil {
+		if e.cluster.cname != "" {
+			return s.cname(state, e, m)
+		}
 		return s.cluster(t, e, rel, state, z, m)
 	}
 	if rel == nsLabel {
 		return s.nameServer(t, state, z, m)
 	}
 	if label, cluster, ok := strings.Cut(rel, "."); ok {
-		if e := t.entries[cluster]; e != nil {
+		if e := t.entries[cluster]; e != nil && e.cluster.cname == "" {
 			if ep := e.endpointByLabel(label); ep != nil {
 				return s.endpointName(t, ep, state, z, m)
 			}
@@ -176,6 +179,14 @@ func (s *Switchyard) cluster(t *table, e *entry, rel string, state *request.Requ
 	default:
 		return s.noData(t, z, m)
 	}
+	return dns.RcodeSuccess
+}
+
+// cname answers the name of an ExternalName Service, whatever the type
+// asked: a name with a CNAME has no other records (RFC 1034 3.6.2). The
+// target is outside the zone, so the client's resolver follows it.
+func (s *Switchyard) cname(state *request.Request, e *entry, m *dns.Msg) int {
+	m.Answer = []dns.RR{&dns.CNAME{Hdr: s.hdr(state.QName(), dns.TypeCNAME), Target: e.cluster.cname}}
 	return dns.RcodeSuccess
 }
 

@@ -195,7 +195,7 @@ func (s *xdsState) serviceNames() []string {
 	seen := make(map[string]bool, len(s.clusters))
 	names := make([]string, 0, len(s.clusters))
 	for _, c := range s.clusters {
-		if !seen[c.serviceName] {
+		if c.cname == "" && !seen[c.serviceName] {
 			seen[c.serviceName] = true
 			names = append(names, c.serviceName)
 		}
@@ -266,7 +266,7 @@ func (s *xdsState) applyClusters(resp *envoy_service_discovery_v3.DiscoveryRespo
 			}
 			continue
 		}
-		if old := s.clusters[name]; old != nil && old.serviceName == info.serviceName && old.localityWeighted == info.localityWeighted {
+		if old := s.clusters[name]; old != nil && old.serviceName == info.serviceName && old.localityWeighted == info.localityWeighted && old.cname == info.cname {
 			// Nothing the plugin uses changed: keeping the pointer keeps
 			// the table entry, and version stays the one it changed at.
 			info = old
@@ -289,7 +289,9 @@ func (s *xdsState) applyClusters(resp *envoy_service_discovery_v3.DiscoveryRespo
 	// Assignments of services no cluster names any more are dropped.
 	live := make(map[string]bool, len(next))
 	for _, c := range next {
-		live[c.serviceName] = true
+		if c.cname == "" {
+			live[c.serviceName] = true
+		}
 	}
 	for name := range s.assignments {
 		if !live[name] {
@@ -343,7 +345,7 @@ func (s *xdsState) applyAssignments(resp *envoy_service_discovery_v3.DiscoveryRe
 // warm reports whether every cluster has its assignment.
 func (s *xdsState) warm() bool {
 	for _, c := range s.clusters {
-		if s.assignments[c.serviceName] == nil {
+		if c.cname == "" && s.assignments[c.serviceName] == nil {
 			return false
 		}
 	}

@@ -109,7 +109,8 @@ func (s *Switchyard) Pick(name string, ipv6 bool) (netip.AddrPort, bool) {
 		return netip.AddrPort{}, false
 	}
 	e := t.entries[name]
-	if e == nil {
+	if e == nil || e.cluster.cname != "" {
+		// A CNAME has no endpoint to pick.
 		return netip.AddrPort{}, false
 	}
 	f := familyV4

@@ -24,7 +24,8 @@ type table struct {
 }
 
 // entry is one answerable name: a cluster joined with its assignment,
-// with its pickers and SRV weights precomputed.
+// with its pickers and SRV weights precomputed, or a cluster answered with
+// a CNAME (cluster.cname), which has neither.
 type entry struct {
 	cluster *clusterInfo
 	assign  *assignment
@@ -112,6 +113,12 @@ func buildTable(prev *table, clusters map[string]*clusterInfo, assignments map[s
 	}
 	t.addInterior(nsLabel)
 	for name, c := range clusters {
+		if c.cname != "" {
+			// A CNAME needs no endpoints: never warming.
+			t.entries[name] = &entry{cluster: c}
+			t.addInterior(name)
+			continue
+		}
 		a := assignments[c.serviceName]
 		if a == nil {
 			continue

@@ -11,6 +11,7 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -59,4 +60,11 @@ func Assignment(name string, locs ...*envoy_config_endpoint_v3.LocalityLbEndpoin
 // for the dns group, from a cluster with the default spec.
 func Cluster(name string) *envoy_config_cluster_v3.Cluster {
 	return translator.DNSCluster(dag.DNSName{Name: name, Cluster: &dag.Cluster{}}, translator.DefaultOptions())
+}
+
+// ExternalNameCluster is the cluster of a DNS name whose route goes to an
+// ExternalName Service, as the translator builds it for the dns group.
+func ExternalNameCluster(name, externalName string, port int32) *envoy_config_cluster_v3.Cluster {
+	spec := dag.ClusterSpec{Backends: []dag.Backend{{Service: types.NamespacedName{Namespace: "shop", Name: "external"}, Port: port, Weight: 1, ExternalName: externalName}}}
+	return translator.DNSCluster(dag.DNSName{Name: name, Cluster: &dag.Cluster{Spec: spec}}, translator.DefaultOptions())
 }
