@@ -95,6 +95,11 @@ type fileDecoder struct {
 	file     string
 	objs     []decoded
 	problems []Problem
+
+	fast fastScanner
+	// buf holds the JSON of one document at a time: what decodes it
+	// copies what it keeps, so the next document reuses the storage.
+	buf []byte
 }
 
 // head is what identifies a manifest, read leniently so that a problem can
@@ -109,7 +114,12 @@ type head struct {
 }
 
 func (d *fileDecoder) document(doc document) {
-	// One parse into yaml.v3 nodes checks the syntax; writing JSON from the
+	if fd, ok := d.fast.fastJSON(doc.data, d.buf); ok {
+		d.buf = fd.data
+		d.top(doc.line, fd.apiVersion, fd.kind, fd.seen, fd.data)
+		return
+	}
+	// Outside the fast path's subset, one parse into yaml.v3 nodes checks the syntax; writing JSON from the
 	// nodes catches duplicate keys (which a plain YAML-to-JSON conversion
 	// silently drops); the strict JSON decode below then checks fields and
 	// types.
@@ -130,7 +140,8 @@ func (d *fileDecoder) document(doc document) {
 	case root == nil || root.ShortTag() == "!!null":
 		return // "~", "null" or an empty flow: nothing to read
 	case root.Kind == yamlv3.MappingNode:
-		d.top(doc.line, root, data)
+		apiVersion, kind, seen := headOfNode(root)
+		d.top(doc.line, apiVersion, kind, seen, data)
 	default:
 		d.problem(doc.line, head{}, Error,
 			fmt.Sprintf("document is %s, not an object with apiVersion and kind", describeNode(root)))
@@ -140,8 +151,8 @@ func (d *fileDecoder) document(doc document) {
 // top decodes a document's object. The kinds Switchyard reads go straight
 // into their type; Lists, kinds it does not read and manifests without a
 // usable apiVersion and kind take the codec's path, whose errors say why.
-func (d *fileDecoder) top(line int, root *yamlv3.Node, data []byte) {
-	gvk, ok := gvkOf(root)
+func (d *fileDecoder) top(line int, apiVersion, kind string, seen int, data []byte) {
+	gvk, ok := gvkOf(apiVersion, kind, seen)
 	if !ok || strings.HasSuffix(gvk.Kind, "List") || !scheme.Recognizes(gvk) {
 		d.object(line, "", data, 0)
 		return
@@ -164,11 +175,9 @@ func (d *fileDecoder) top(line int, root *yamlv3.Node, data []byte) {
 	d.typed(line, "", obj)
 }
 
-// gvkOf reads apiVersion and kind from a document's top mapping, when both
-// are plain strings.
-func gvkOf(root *yamlv3.Node) (schema.GroupVersionKind, bool) {
-	var apiVersion, kind string
-	var seen int
+// headOfNode reads apiVersion and kind from a document's top mapping, and
+// counts the entries of either that are string scalars.
+func headOfNode(root *yamlv3.Node) (apiVersion, kind string, seen int) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if k.Kind != yamlv3.ScalarNode || v.Kind != yamlv3.ScalarNode || v.ShortTag() != "!!str" {
@@ -183,6 +192,12 @@ func gvkOf(root *yamlv3.Node) (schema.GroupVersionKind, bool) {
 			seen++
 		}
 	}
+	return apiVersion, kind, seen
+}
+
+// gvkOf is the kind a document names, when apiVersion and kind are each
+// there once as a string.
+func gvkOf(apiVersion, kind string, seen int) (schema.GroupVersionKind, bool) {
 	if seen != 2 || apiVersion == "" || kind == "" {
 		return schema.GroupVersionKind{}, false
 	}
