@@ -489,7 +489,9 @@ func (s *fastScanner) scalar(v scalarText, key bool) bool {
 // letters only these words.
 func plainString(b []byte) bool {
 	switch b[0] {
-	case '+', '-', '.', '~', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return digitString(b)
+	case '+', '-', '.', '~', '0':
 		return false
 	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O':
 		switch string(b) {
@@ -500,6 +502,27 @@ func plainString(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// digitString reports whether text that starts with a digit other than 0
+// is a string to yaml.v3 (as addresses and durations are): made of
+// letters, digits and dots, with a letter other than e or E (no number is
+// written so) or with two dots (no float is), and without the '-' that
+// every timestamp has.
+func digitString(b []byte) bool {
+	dots, letter := 0, false
+	for _, c := range b {
+		switch {
+		case c == '.':
+			dots++
+		case c == 'e' || c == 'E' || ('0' <= c && c <= '9'):
+		case ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
+			letter = true
+		default:
+			return false
+		}
+	}
+	return letter || dots >= 2
 }
 
 // decimal reports whether plain text is an int64 written in decimal with

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	yamlv3 "go.yaml.in/yaml/v3"
+
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 )
 
@@ -59,6 +61,7 @@ var fastCases = []string{
 	"a: 1\nb: -2\nc: 0\nd: 012\ne: 1_000\nf: 1.5\ng: 1e3\nh: 0x1f\ni: 12345678901234567890\nj: +3\n",
 	"a: yes\nb: No\nc: on\nd: OFF\ne: y\nf: n\ng: true\nh: False\ni: ~\nj: null\nk:\nl: NULL\n",
 	"a: 'yes'\nb: \"1\"\nc: 'it''s'\nd: \"q\\\"x\\\\y\\'z\\n\\t\\r\\x41\\0\"\ne: ''\nf: \"\"\n",
+	"a: 10.0.0.1\nb: 30s\nc: 1h30m\nd: 1e5\ne: 1E5x\nf: 1.e3\ng: 12ab\nh: 1..2\ni: 2001.12.14\nj: 1.5e3\n",
 	"a: 2001-12-14\nb: 2001-12-14T21:59:43.10-05:00\nc: 30s\nd: 1.2.3\ne: .5\nf: -.5\ng: .\n",
 	"1: one\ntrue: t\noff: y\n~: n\n1.5: f\n\"q k\": v\n'x': y\nk e y : v\na:b: c\n",
 	"url: http://example.com/a#frag\nx: a #comment\ny: [a]\nz: b[0]\nw: a,b\nv: -x\nu: a'b\"c\n",
@@ -231,4 +234,26 @@ func TestFastPathDebugDeclined(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlainStringAgrees compares plainString with yaml.v3's resolution on
+// every text of up to five bytes over the bytes that numbers, timestamps
+// and the YAML 1.1 words are made of.
+func TestPlainStringAgrees(t *testing.T) {
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		if prefix != "" {
+			v, isString, err := scalarJSON(&yamlv3.Node{Kind: yamlv3.ScalarNode, Value: prefix})
+			if plainString([]byte(prefix)) && (err != nil || !isString || v != prefix) {
+				t.Fatalf("plainString(%q) but yaml.v3 reads %q (string %v, %v)", prefix, v, isString, err)
+			}
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range "10.eEx_T:-+yno" {
+			grow(prefix+string(c), n-1)
+		}
+	}
+	grow("", 5)
 }
