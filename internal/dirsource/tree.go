@@ -49,6 +49,9 @@ type tree struct {
 	dups  map[objects.Key]struct{}       // keys with more than one definition
 	paths map[string]Problem             // problems with a directory or link, by relative path
 	prior map[objects.Key]runtime.Object // winners before the changes not yet collected; nil if absent
+	// untracked is set by Load, which takes one snapshot and never asks for
+	// changes: noting the prior winner of 100,000 keys would be wasted.
+	untracked bool
 
 	// stamps, when not nil, sets creationTimestamp on the winners that
 	// changes reports: a Watcher's history, which Load does not have.
@@ -304,6 +307,9 @@ func entryCmp(a, b *entry) int {
 }
 
 func (t *tree) touch(k objects.Key) {
+	if t.untracked {
+		return
+	}
 	if t.prior == nil {
 		t.prior = map[objects.Key]runtime.Object{}
 	}
