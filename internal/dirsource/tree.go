@@ -194,7 +194,7 @@ func (t *tree) read(rel string) readResult {
 	case fi.Size() > t.maxSize:
 		return fail(tooLarge(fi.Size(), t.maxSize))
 	}
-	data, err := readAtMost(abs, t.maxSize)
+	data, err := readAtMost(abs, t.maxSize, fi.Size())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return readResult{rel: rel, gone: true}
@@ -244,6 +244,17 @@ func (t *tree) readFiles(rels []string) []readResult {
 		}
 		wg.Wait()
 	}
+	if len(t.defs) == 0 {
+		// The first read of a tree: size the index once rather than
+		// growing it through every power of two up to 100,000 keys.
+		n := 0
+		for _, r := range out {
+			if r.st != nil {
+				n += len(r.st.entries)
+			}
+		}
+		t.defs = make(map[objects.Key][]*entry, n)
+	}
 	for _, r := range out {
 		t.apply(r)
 	}
@@ -251,14 +262,30 @@ func (t *tree) readFiles(rels []string) []readResult {
 }
 
 // readAtMost reads a file, stopping one byte past max so that a file that
-// grew after it was checked is still caught.
-func readAtMost(path string, limit int64) ([]byte, error) {
+// grew after it was checked is still caught. size is what Stat said: the
+// buffer is made that large (and one byte more, to see the end) rather
+// than grown by doubling, which allocated three times the file.
+func readAtMost(path string, limit, size int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read-only: nothing to lose
-	return io.ReadAll(io.LimitReader(f, limit+1))
+	buf := make([]byte, 0, min(size, limit)+1)
+	r := io.LimitReader(f, limit+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the file grew: make room
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		case err != nil:
+			return buf, err
+		}
+	}
 }
 
 func tooLarge(size, limit int64) string {
