@@ -37,9 +37,10 @@ import (
 func validateObject(obj runtime.Object) string {
 	var errs field.ErrorList
 	if m, err := meta.Accessor(obj); err == nil {
-		md := field.NewPath("metadata")
-		errs = append(errs, validateLabels(m.GetLabels(), md.Child("labels"))...)
-		errs = append(errs, apivalidation.ValidateAnnotations(m.GetAnnotations(), md.Child("annotations"))...)
+		errs = append(errs, validateLabels(m.GetLabels(), "metadata", "labels")...)
+		if a := m.GetAnnotations(); len(a) > 0 { // none has no problem, and needs no path
+			errs = append(errs, apivalidation.ValidateAnnotations(a, field.NewPath("metadata", "annotations"))...)
+		}
 	}
 	switch o := obj.(type) {
 	case *corev1.Service:
@@ -126,7 +127,7 @@ func validateService(s *corev1.Service) field.ErrorList {
 		}
 		errs = append(errs, validateAppProtocol(path.Child("appProtocol"), p.AppProtocol)...)
 	}
-	errs = append(errs, validateLabels(s.Spec.Selector, spec.Child("selector"))...)
+	errs = append(errs, validateLabels(s.Spec.Selector, "spec", "selector")...)
 	return errs
 }
 
@@ -167,21 +168,31 @@ func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
 		errs = append(errs, field.NotSupported(field.NewPath("addressType"), at, addressTypes))
 	}
 	for i, ep := range s.Endpoints {
-		path := field.NewPath("endpoints").Index(i)
+		// Paths are made only for a problem: a slice has many endpoints,
+		// and a directory many slices.
+		path := func(name string) *field.Path { return field.NewPath("endpoints").Index(i).Child(name) }
 		if len(ep.Addresses) == 0 {
-			errs = append(errs, field.Required(path.Child("addresses"), "must contain at least 1 address"))
+			errs = append(errs, field.Required(path("addresses"), "must contain at least 1 address"))
 		}
 		for j, a := range ep.Addresses {
-			errs = append(errs, validateAddress(path.Child("addresses").Index(j), s.AddressType, a)...)
+			if validateAddress(nil, s.AddressType, a) != nil {
+				errs = append(errs, validateAddress(path("addresses").Index(j), s.AddressType, a)...)
+			}
 		}
 		if ep.Hostname != nil {
-			errs = append(errs, invalid(path.Child("hostname"), *ep.Hostname, isDNS1123Label(*ep.Hostname))...)
+			if msgs := isDNS1123Label(*ep.Hostname); msgs != nil {
+				errs = append(errs, invalid(path("hostname"), *ep.Hostname, msgs)...)
+			}
 		}
 		if ep.NodeName != nil {
-			errs = append(errs, invalid(path.Child("nodeName"), *ep.NodeName, isDNS1123Subdomain(*ep.NodeName))...)
+			if msgs := isDNS1123Subdomain(*ep.NodeName); msgs != nil {
+				errs = append(errs, invalid(path("nodeName"), *ep.NodeName, msgs)...)
+			}
 		}
 		if ep.Zone != nil {
-			errs = append(errs, invalid(path.Child("zone"), *ep.Zone, isLabelValue(*ep.Zone))...)
+			if msgs := isLabelValue(*ep.Zone); msgs != nil {
+				errs = append(errs, invalid(path("zone"), *ep.Zone, msgs)...)
+			}
 		}
 	}
 	names := map[string]bool{}

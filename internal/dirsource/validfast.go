@@ -57,11 +57,12 @@ func isLabelKey(s string) []string {
 	return content.IsLabelKey(s)
 }
 
-// validateLabels is metav1validation.ValidateLabels.
-func validateLabels(labels map[string]string, path *field.Path) field.ErrorList {
+// validateLabels is metav1validation.ValidateLabels of the field at path,
+// which is made only when a label is wrong.
+func validateLabels(labels map[string]string, path string, more ...string) field.ErrorList {
 	for k, v := range labels {
 		if !qualifiedNameOK(k) || isLabelValue(v) != nil {
-			return metav1validation.ValidateLabels(labels, path)
+			return metav1validation.ValidateLabels(labels, field.NewPath(path, more...))
 		}
 	}
 	return nil

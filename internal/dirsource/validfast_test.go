@@ -8,6 +8,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // TestFastChecksAgree compares each byte loop with the apimachinery check
@@ -26,9 +27,9 @@ func TestFastChecksAgree(t *testing.T) {
 		{"LabelValue", isLabelValue, content.IsLabelValue},
 		{"LabelKey", isLabelKey, content.IsLabelKey},
 		{"Labels", func(s string) []string {
-			return errStrings(validateLabels(map[string]string{s: s}, nil))
+			return errStrings(validateLabels(map[string]string{s: s}, "metadata", "labels"))
 		}, func(s string) []string {
-			return errStrings(metav1validation.ValidateLabels(map[string]string{s: s}, nil))
+			return errStrings(metav1validation.ValidateLabels(map[string]string{s: s}, field.NewPath("metadata", "labels")))
 		}},
 	}
 	var inputs []string
