@@ -222,20 +222,6 @@ func FuzzFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { checkFast(t, data) })
 }
 
-func TestFastPathDebugDeclined(t *testing.T) {
-	for _, d := range corpus(t) {
-		var s fastScanner
-		if _, ok := s.fastJSON(d, nil); !ok {
-			lines := strings.Split(string(d), "\n")
-			if s.no > 0 && s.no <= len(lines) {
-				t.Logf("declined line %d: %q", s.no, lines[s.no-1])
-			} else {
-				t.Logf("declined line %d: %q", s.no, d[:min(len(d), 100)])
-			}
-		}
-	}
-}
-
 // TestPlainStringAgrees compares plainString with yaml.v3's resolution on
 // every text of up to five bytes over the bytes that numbers, timestamps
 // and the YAML 1.1 words are made of.
