@@ -81,6 +81,14 @@ var fastCases = []string{
 	"b64: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJ2VENDQVdPZ0F3SUJBZ0lC\n",
 	"a:\nb: ''\nc: {}\n",
 	"k: \"tab\\there\"\nj: 'a # not a comment'\n",
+	"c:\n- a:\n  - x\n  b: 1\n- |\n  lit\n- e: |-\n    in item\n  f: 2\n",
+	"a: |\n  text\n# a comment less indented ends it\nb: |+\n  kept\n\n\n# comment\nc: >\n  one\n\n\n  two\n",
+	"a: |+\n  x\n  ",
+	"a: |\n  x\n\n",
+	"a: >-\n  x\n\n\n",
+	"a:\n  - [1, [2, {b: c d}]]\n  - {x: [], y: {}}\n  - {\"q\": 'r', n: -1, f: 1.5}\n",
+	"a: 'single ''quoted'' # not a comment'   # a comment\nb: \"double \\\" # not either\" # a comment\n",
+	"a:    \n  b: 1\nc:   # comment\n  - 1\n",
 }
 
 // TestFastPathAgrees holds the fast path to the yaml.v3 path on each case,
@@ -122,6 +130,7 @@ var declineCases = []string{
 	"a: \"\\u00e9\"\n",
 	"\"" + strings.Repeat("k", 1100) + "\": v\n",
 	"a: {b: 1, b: 2}\n",
+	"a:\n  - x\n  b: 1\n",
 	"a: 1 # c\n  b: 2\n",
 	"l:\n- - x\n",
 	"a: \"x\"#c\n",
@@ -242,4 +251,20 @@ func TestPlainStringAgrees(t *testing.T) {
 		}
 	}
 	grow("", 5)
+}
+
+// TestFastPathMutations checks every case edited at every byte (the byte
+// dropped, doubled, or preceded by a space, a newline, a '#' or a ':'):
+// the near misses where a scanner goes wrong, deterministically, on every
+// run and not only under -fuzz.
+func TestFastPathMutations(t *testing.T) {
+	for _, c := range fastCases {
+		for i := range len(c) {
+			checkFast(t, []byte(c[:i]+c[i+1:]))
+			checkFast(t, []byte(c[:i+1]+c[i:]))
+			for _, ins := range []string{" ", "\n", "#", ":", "-", "'"} {
+				checkFast(t, []byte(c[:i]+ins+c[i:]))
+			}
+		}
+	}
 }
