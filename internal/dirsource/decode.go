@@ -3,7 +3,11 @@ package dirsource
 import (
 	"encoding/json"
 	"fmt"
+	goruntime "runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -84,11 +88,73 @@ type decoded struct {
 // the file in problems. It never panics and never fails as a whole: what
 // cannot be read becomes a Problem and the rest is returned.
 func decodeFile(file string, data []byte) ([]decoded, []Problem) {
+	docs := splitDocuments(data)
+	workers := min(goruntime.GOMAXPROCS(0), len(docs))
+	if len(data) < parallelFileSize || workers <= 1 {
+		return decodeDocs(file, docs)
+	}
+	// Documents are independent: chunks decoded at once and joined in
+	// order give what decoding them in turn gives.
+	chunks := chunkDocs(docs, 4*workers)
+	objs := make([][]decoded, len(chunks))
+	problems := make([][]Problem, len(chunks))
+	parallel(len(chunks), func(i int) { objs[i], problems[i] = decodeDocs(file, chunks[i]) })
+	return slices.Concat(objs...), slices.Concat(problems...)
+}
+
+// parallelFileSize is the size from which a file's documents are decoded
+// on every core: files are read on every core, but a directory of one
+// large file would otherwise be read on one.
+const parallelFileSize = 1 << 20
+
+func decodeDocs(file string, docs []document) ([]decoded, []Problem) {
 	d := fileDecoder{file: file}
-	for _, doc := range splitDocuments(data) {
+	for _, doc := range docs {
 		d.document(doc)
 	}
 	return d.objs, d.problems
+}
+
+// chunkDocs cuts docs into at most n runs of about equal size.
+func chunkDocs(docs []document, n int) [][]document {
+	total := 0
+	for _, d := range docs {
+		total += len(d.data)
+	}
+	var chunks [][]document
+	start, size := 0, 0
+	for i, d := range docs {
+		size += len(d.data)
+		if size*n >= total*(len(chunks)+1) || i == len(docs)-1 {
+			chunks = append(chunks, docs[start:i+1])
+			start = i + 1
+		}
+	}
+	return chunks
+}
+
+// parallel calls f(0) ... f(n-1) on every core and returns when all have
+// returned.
+func parallel(n int, f func(i int)) {
+	workers := min(goruntime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 type fileDecoder struct {

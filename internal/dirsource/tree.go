@@ -9,11 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -225,25 +222,7 @@ func (t *tree) apply(r readResult) {
 // order given, so that the outcome is the same as reading them one by one.
 func (t *tree) readFiles(rels []string) []readResult {
 	out := make([]readResult, len(rels))
-	workers := min(goruntime.GOMAXPROCS(0), len(rels))
-	if workers <= 1 {
-		for i, rel := range rels {
-			out[i] = t.read(rel)
-		}
-	} else {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1)) - 1; i < len(rels); i = int(next.Add(1)) - 1 {
-					out[i] = t.read(rels[i])
-				}
-			}()
-		}
-		wg.Wait()
-	}
+	parallel(len(rels), func(i int) { out[i] = t.read(rels[i]) })
 	if len(t.defs) == 0 {
 		// The first read of a tree: size the index once rather than
 		// growing it through every power of two up to 100,000 keys.
