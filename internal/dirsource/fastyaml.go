@@ -20,7 +20,7 @@ import (
 // answers.
 
 // fastDoc is what the fast path read from a document: its JSON and the
-// apiVersion and kind of its top mapping, as gvkOf reads them from nodes.
+// apiVersion and kind of its top mapping, as headOfNode reads them.
 type fastDoc struct {
 	data       []byte
 	apiVersion string
@@ -41,7 +41,7 @@ const fastMaxKey = 1000
 type fastScanner struct {
 	src []byte
 	out []byte
-	tmp []byte // a block scalar's value, before it is escaped
+	tmp []byte // a block scalar's value, or an escaped quoted one's, before JSON
 	ok  bool
 
 	// The current content line: [ls, le) without its newline, its number
