@@ -393,11 +393,12 @@ func (t *tree) problems() []Problem {
 
 // snapshot returns a new Snapshot of the winning definitions.
 func (t *tree) snapshot() *objects.Snapshot {
-	s := objects.NewSnapshot()
+	objs := make([]runtime.Object, 0, len(t.defs))
 	for _, defs := range t.defs {
-		// Only supported types are decoded, so Upsert cannot fail.
-		_, _ = s.Upsert(defs[0].obj)
+		objs = append(objs, defs[0].obj)
 	}
+	// Only supported types are decoded, so SnapshotOf cannot fail.
+	s, _ := objects.SnapshotOf(objs)
 	return s
 }
 
