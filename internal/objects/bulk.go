@@ -37,12 +37,22 @@ type bulkJob struct {
 // 100,000 objects): each map is made at its final size and the kinds are
 // filled on every core, where Upsert grows one map at a time on one core.
 func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
-	var byKind [KindPod + 1][]keyed
+	// Counting first makes every list once at its size: growing them
+	// would copy and drop half as much again.
+	var count [KindPod + 1]int
 	for _, obj := range objs {
 		key, err := KeyOf(obj)
 		if err != nil {
 			return nil, err
 		}
+		count[key.Kind]++
+	}
+	var byKind [KindPod + 1][]keyed
+	for k, n := range count {
+		byKind[k] = make([]keyed, 0, n)
+	}
+	for _, obj := range objs {
+		key, _ := KeyOf(obj) // every type was read above
 		byKind[key.Kind] = append(byKind[key.Kind], keyed{key.NamespacedName(), obj})
 	}
 	s := &Snapshot{}
@@ -63,9 +73,14 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 		{len(byKind[KindService]), func() { s.Services = fill[*corev1.Service](byKind[KindService]) }},
 		{len(byKind[KindEndpointSlice]), func() {
 			s.EndpointSlices = fill[*discoveryv1.EndpointSlice](byKind[KindEndpointSlice])
-			s.slicesByService = make(map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice, len(s.EndpointSlices))
-			for _, es := range s.EndpointSlices {
-				s.indexSlice(es)
+		}},
+		// The Service index of slices costs as much as their map, so it is
+		// made beside it from the list, and made again from the map below
+		// in the rare case that a later slice replaced an earlier one.
+		{len(byKind[KindEndpointSlice]), func() {
+			s.slicesByService = make(map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice)
+			for _, o := range byKind[KindEndpointSlice] {
+				s.indexSlice(o.obj.(*discoveryv1.EndpointSlice))
 			}
 		}},
 		{len(byKind[KindSecret]), func() { s.Secrets = fill[*corev1.Secret](byKind[KindSecret]) }},
@@ -95,6 +110,12 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 		}()
 	}
 	wg.Wait()
+	if len(s.EndpointSlices) < len(byKind[KindEndpointSlice]) {
+		clear(s.slicesByService)
+		for _, es := range s.EndpointSlices {
+			s.indexSlice(es)
+		}
+	}
 	return s, nil
 }
 
