@@ -37,25 +37,22 @@ type bulkJob struct {
 // 100,000 objects): each map is made at its final size and the kinds are
 // filled on every core, where Upsert grows one map at a time on one core.
 func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
-	// Counting first makes every list once at its size: growing them
-	// would copy and drop half as much again.
-	var count [KindPod + 1]int
-	for _, obj := range objs {
-		key, err := KeyOf(obj)
-		if err != nil {
-			return nil, err
+	byKind, known, err := listByKind(objs)
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		// A kind added after this file was written: Upsert knows it.
+		s := NewSnapshot()
+		for _, obj := range objs {
+			if _, err := s.Upsert(obj); err != nil {
+				return nil, err
+			}
 		}
-		count[key.Kind]++
+		return s, nil
 	}
-	var byKind [KindPod + 1][]keyed
-	for k, n := range count {
-		byKind[k] = make([]keyed, 0, n)
-	}
-	for _, obj := range objs {
-		key, _ := KeyOf(obj) // every type was read above
-		byKind[key.Kind] = append(byKind[key.Kind], keyed{key.NamespacedName(), obj})
-	}
-	s := &Snapshot{}
+	// Maps of kinds not filled below stay NewSnapshot's, never nil.
+	s := NewSnapshot()
 	jobs := []bulkJob{
 		{len(byKind[KindHTTPProxy]), func() { s.HTTPProxies = fill[*switchyardv1.HTTPProxy](byKind[KindHTTPProxy]) }},
 		{len(byKind[KindExtensionService]), func() {
@@ -65,7 +62,6 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 			s.Delegations = fill[*switchyardv1.TLSCertificateDelegation](byKind[KindTLSCertificateDelegation])
 			// The index is made from the map, so a replaced definition
 			// leaves nothing behind in it.
-			s.delegationsByNamespace = map[string]map[string]*switchyardv1.TLSCertificateDelegation{}
 			for _, d := range s.Delegations {
 				s.indexDelegation(d)
 			}
@@ -98,6 +94,47 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 	// The largest kinds start first, so that no core is left with a large
 	// kind after the others have finished.
 	slices.SortStableFunc(jobs, func(a, b bulkJob) int { return cmp.Compare(b.n, a.n) })
+	runJobs(jobs)
+	if len(s.EndpointSlices) < len(byKind[KindEndpointSlice]) {
+		// A slice was replaced, perhaps by one of another Service: the
+		// index made from the list may hold both.
+		clear(s.slicesByService)
+		for _, es := range s.EndpointSlices {
+			s.indexSlice(es)
+		}
+	}
+	return s, nil
+}
+
+// listByKind sorts objs by kind, keeping their order within a kind; known
+// is false when a kind is not one SnapshotOf fills.
+func listByKind(objs []runtime.Object) (byKind [KindPod + 1][]keyed, known bool, err error) {
+	// Counting first makes every list once at its size: growing them
+	// would copy and drop half as much again.
+	var count [KindPod + 1]int
+	for _, obj := range objs {
+		key, err := KeyOf(obj)
+		if err != nil {
+			return byKind, false, err
+		}
+		if key.Kind < 1 || key.Kind > KindPod {
+			return byKind, false, nil
+		}
+		count[key.Kind]++
+	}
+	for k, n := range count {
+		byKind[k] = make([]keyed, 0, n)
+	}
+	for _, obj := range objs {
+		key, _ := KeyOf(obj) // every type was read above
+		byKind[key.Kind] = append(byKind[key.Kind], keyed{key.NamespacedName(), obj})
+	}
+	return byKind, true, nil
+}
+
+// runJobs runs the jobs in order on every core and returns when all are
+// done.
+func runJobs(jobs []bulkJob) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(goruntime.GOMAXPROCS(0), len(jobs)) {
@@ -110,13 +147,6 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 		}()
 	}
 	wg.Wait()
-	if len(s.EndpointSlices) < len(byKind[KindEndpointSlice]) {
-		clear(s.slicesByService)
-		for _, es := range s.EndpointSlices {
-			s.indexSlice(es)
-		}
-	}
-	return s, nil
 }
 
 // fill makes the map of one namespaced kind; a later object replaces an
