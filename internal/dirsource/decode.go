@@ -3,7 +3,11 @@ package dirsource
 import (
 	"encoding/json"
 	"fmt"
+	goruntime "runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -84,17 +88,84 @@ type decoded struct {
 // the file in problems. It never panics and never fails as a whole: what
 // cannot be read becomes a Problem and the rest is returned.
 func decodeFile(file string, data []byte) ([]decoded, []Problem) {
+	docs := splitDocuments(data)
+	workers := min(goruntime.GOMAXPROCS(0), len(docs))
+	if len(data) < parallelFileSize || workers <= 1 {
+		return decodeDocs(file, docs)
+	}
+	// Documents are independent: chunks decoded at once and joined in
+	// order give what decoding them in turn gives.
+	chunks := chunkDocs(docs, 4*workers)
+	objs := make([][]decoded, len(chunks))
+	problems := make([][]Problem, len(chunks))
+	parallel(len(chunks), func(i int) { objs[i], problems[i] = decodeDocs(file, chunks[i]) })
+	return slices.Concat(objs...), slices.Concat(problems...)
+}
+
+// parallelFileSize is the size from which a file's documents are decoded
+// on every core: files are read on every core, but a directory of one
+// large file would otherwise be read on one.
+const parallelFileSize = 1 << 20
+
+func decodeDocs(file string, docs []document) ([]decoded, []Problem) {
 	d := fileDecoder{file: file}
-	for _, doc := range splitDocuments(data) {
+	for _, doc := range docs {
 		d.document(doc)
 	}
 	return d.objs, d.problems
+}
+
+// chunkDocs cuts docs into at most n runs of about equal size.
+func chunkDocs(docs []document, n int) [][]document {
+	total := 0
+	for _, d := range docs {
+		total += len(d.data)
+	}
+	var chunks [][]document
+	start, size := 0, 0
+	for i, d := range docs {
+		size += len(d.data)
+		if size*n >= total*(len(chunks)+1) || i == len(docs)-1 {
+			chunks = append(chunks, docs[start:i+1])
+			start = i + 1
+		}
+	}
+	return chunks
+}
+
+// parallel calls f(0) ... f(n-1) on every core and returns when all have
+// returned.
+func parallel(n int, f func(i int)) {
+	workers := min(goruntime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 type fileDecoder struct {
 	file     string
 	objs     []decoded
 	problems []Problem
+
+	fast fastScanner
+	// buf holds the JSON of one document at a time: what decodes it
+	// copies what it keeps, so the next document reuses the storage.
+	buf []byte
 }
 
 // head is what identifies a manifest, read leniently so that a problem can
@@ -109,7 +180,12 @@ type head struct {
 }
 
 func (d *fileDecoder) document(doc document) {
-	// One parse into yaml.v3 nodes checks the syntax; writing JSON from the
+	if fd, ok := d.fast.fastJSON(doc.data, d.buf); ok {
+		d.buf = fd.data
+		d.top(doc.line, fd.apiVersion, fd.kind, fd.seen, fd.data)
+		return
+	}
+	// Outside the fast path's subset, one parse into yaml.v3 nodes checks the syntax; writing JSON from the
 	// nodes catches duplicate keys (which a plain YAML-to-JSON conversion
 	// silently drops); the strict JSON decode below then checks fields and
 	// types.
@@ -130,7 +206,8 @@ func (d *fileDecoder) document(doc document) {
 	case root == nil || root.ShortTag() == "!!null":
 		return // "~", "null" or an empty flow: nothing to read
 	case root.Kind == yamlv3.MappingNode:
-		d.top(doc.line, root, data)
+		apiVersion, kind, seen := headOfNode(root)
+		d.top(doc.line, apiVersion, kind, seen, data)
 	default:
 		d.problem(doc.line, head{}, Error,
 			fmt.Sprintf("document is %s, not an object with apiVersion and kind", describeNode(root)))
@@ -140,8 +217,8 @@ func (d *fileDecoder) document(doc document) {
 // top decodes a document's object. The kinds Switchyard reads go straight
 // into their type; Lists, kinds it does not read and manifests without a
 // usable apiVersion and kind take the codec's path, whose errors say why.
-func (d *fileDecoder) top(line int, root *yamlv3.Node, data []byte) {
-	gvk, ok := gvkOf(root)
+func (d *fileDecoder) top(line int, apiVersion, kind string, seen int, data []byte) {
+	gvk, ok := gvkOf(apiVersion, kind, seen)
 	if !ok || strings.HasSuffix(gvk.Kind, "List") || !scheme.Recognizes(gvk) {
 		d.object(line, "", data, 0)
 		return
@@ -164,11 +241,9 @@ func (d *fileDecoder) top(line int, root *yamlv3.Node, data []byte) {
 	d.typed(line, "", obj)
 }
 
-// gvkOf reads apiVersion and kind from a document's top mapping, when both
-// are plain strings.
-func gvkOf(root *yamlv3.Node) (schema.GroupVersionKind, bool) {
-	var apiVersion, kind string
-	var seen int
+// headOfNode reads apiVersion and kind from a document's top mapping, and
+// counts the entries of either that are string scalars.
+func headOfNode(root *yamlv3.Node) (apiVersion, kind string, seen int) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if k.Kind != yamlv3.ScalarNode || v.Kind != yamlv3.ScalarNode || v.ShortTag() != "!!str" {
@@ -183,6 +258,12 @@ func gvkOf(root *yamlv3.Node) (schema.GroupVersionKind, bool) {
 			seen++
 		}
 	}
+	return apiVersion, kind, seen
+}
+
+// gvkOf is the kind a document names, when apiVersion and kind are each
+// there once as a string.
+func gvkOf(apiVersion, kind string, seen int) (schema.GroupVersionKind, bool) {
 	if seen != 2 || apiVersion == "" || kind == "" {
 		return schema.GroupVersionKind{}, false
 	}

@@ -1,6 +1,8 @@
 package dirsource
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -488,5 +490,33 @@ func TestProblemString(t *testing.T) {
 	}
 	if Warning.String() != "warning" || Error.String() != "error" || Severity(0).String() != "Severity(0)" {
 		t.Errorf("severity names: %v %v %v", Warning, Error, Severity(0))
+	}
+}
+
+// TestDecodeLargeFileInParallel decodes a file large enough to be cut
+// into chunks decoded at once, with problems among its documents, and
+// requires what decoding it in turn gives: the same objects, lines and
+// problems, in the same order.
+func TestDecodeLargeFileInParallel(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 2*parallelFileSize; i++ {
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: ns}\nspec: {ports: [{port: 80}]}\n---\n", i)
+		if i%500 == 7 {
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: bad%d, namespace: ns}\nspec: {ports: [{port: 0}]}\n---\nnot: [valid\n---\n", i)
+		}
+	}
+	data := []byte(b.String())
+	objs, problems := decodeFile("big.yaml", data)
+	wantObjs, wantProblems := decodeDocs("big.yaml", splitDocuments(data))
+	if len(objs) != len(wantObjs) || len(objs) < 1000 {
+		t.Fatalf("%d objects, in turn %d", len(objs), len(wantObjs))
+	}
+	for i := range objs {
+		if objs[i].key != wantObjs[i].key || objs[i].line != wantObjs[i].line || !reflect.DeepEqual(objs[i].obj, wantObjs[i].obj) {
+			t.Fatalf("object %d: %v line %d, in turn %v line %d", i, objs[i].key, objs[i].line, wantObjs[i].key, wantObjs[i].line)
+		}
+	}
+	if !reflect.DeepEqual(problems, wantProblems) || len(problems) < 4 {
+		t.Fatalf("problems differ:\n%v\nin turn:\n%v", problems, wantProblems)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -75,6 +76,38 @@ func BenchmarkYAMLFloor(b *testing.B) {
 }
 
 func benchFloor(b *testing.B, dir string) {
+	benchDocs(b, dir, func() func(doc []byte) bool {
+		return func(doc []byte) bool {
+			var n yamlv3.Node
+			if err := yamlv3.Unmarshal(doc, &n); err != nil {
+				b.Error(err)
+			}
+			return true
+		}
+	})
+}
+
+// BenchmarkFastScan writes the JSON of the same documents with the fast
+// path alone, on as many cores, for a figure against BenchmarkYAMLFloor;
+// it also reports how many documents the fast path declined.
+func BenchmarkFastScan(b *testing.B) {
+	dir := benchDir(b)
+	b.Run(filepath.Base(dir), func(b *testing.B) {
+		benchDocs(b, dir, func() func(doc []byte) bool {
+			var s fastScanner
+			var buf []byte
+			return func(doc []byte) bool {
+				d, ok := s.fastJSON(doc, buf)
+				buf = d.data
+				return ok
+			}
+		})
+	})
+}
+
+// benchDocs runs parse (one per worker, made by newParse) over every
+// document of the directory's files on every core.
+func benchDocs(b *testing.B, dir string, newParse func() func(doc []byte) bool) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no manifests in %s (%v)", dir, err)
@@ -89,26 +122,30 @@ func benchFloor(b *testing.B, dir string) {
 	}
 	b.SetBytes(int64(size))
 	cpu := perf.StartCPU()
-	n := 0
+	n, declined := 0, 0
 	for b.Loop() {
-		parseAll(b, data)
+		declined = parseAll(data, newParse)
 		n++
 	}
 	cpu.Report(b, n)
+	b.ReportMetric(float64(declined), "declined")
 }
 
-func parseAll(b *testing.B, data [][]byte) {
+// parseAll parses every document on every core and returns how many parse
+// refused.
+func parseAll(data [][]byte, newParse func() func(doc []byte) bool) int {
 	work := make(chan []byte)
 	var wg sync.WaitGroup
+	var refused atomic.Int64
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			parse := newParse()
 			for d := range work {
 				for _, doc := range splitDocuments(d) {
-					var n yamlv3.Node
-					if err := yamlv3.Unmarshal(doc.data, &n); err != nil {
-						b.Error(err)
+					if !parse(doc.data) {
+						refused.Add(1)
 					}
 				}
 			}
@@ -119,4 +156,5 @@ func parseAll(b *testing.B, data [][]byte) {
 	}
 	close(work)
 	wg.Wait()
+	return int(refused.Load())
 }

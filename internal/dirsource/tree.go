@@ -9,11 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,6 +46,9 @@ type tree struct {
 	dups  map[objects.Key]struct{}       // keys with more than one definition
 	paths map[string]Problem             // problems with a directory or link, by relative path
 	prior map[objects.Key]runtime.Object // winners before the changes not yet collected; nil if absent
+	// untracked is set by Load, which takes one snapshot and never asks for
+	// changes: noting the prior winner of 100,000 keys would be wasted.
+	untracked bool
 
 	// stamps, when not nil, sets creationTimestamp on the winners that
 	// changes reports: a Watcher's history, which Load does not have.
@@ -191,7 +191,7 @@ func (t *tree) read(rel string) readResult {
 	case fi.Size() > t.maxSize:
 		return fail(tooLarge(fi.Size(), t.maxSize))
 	}
-	data, err := readAtMost(abs, t.maxSize)
+	data, err := readAtMost(abs, t.maxSize, fi.Size())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return readResult{rel: rel, gone: true}
@@ -222,24 +222,17 @@ func (t *tree) apply(r readResult) {
 // order given, so that the outcome is the same as reading them one by one.
 func (t *tree) readFiles(rels []string) []readResult {
 	out := make([]readResult, len(rels))
-	workers := min(goruntime.GOMAXPROCS(0), len(rels))
-	if workers <= 1 {
-		for i, rel := range rels {
-			out[i] = t.read(rel)
+	parallel(len(rels), func(i int) { out[i] = t.read(rels[i]) })
+	if len(t.defs) == 0 {
+		// The first read of a tree: size the index once rather than
+		// growing it through every power of two up to 100,000 keys.
+		n := 0
+		for _, r := range out {
+			if r.st != nil {
+				n += len(r.st.entries)
+			}
 		}
-	} else {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1)) - 1; i < len(rels); i = int(next.Add(1)) - 1 {
-					out[i] = t.read(rels[i])
-				}
-			}()
-		}
-		wg.Wait()
+		t.defs = make(map[objects.Key][]*entry, n)
 	}
 	for _, r := range out {
 		t.apply(r)
@@ -248,14 +241,30 @@ func (t *tree) readFiles(rels []string) []readResult {
 }
 
 // readAtMost reads a file, stopping one byte past max so that a file that
-// grew after it was checked is still caught.
-func readAtMost(path string, limit int64) ([]byte, error) {
+// grew after it was checked is still caught. size is what Stat said: the
+// buffer is made that large (and one byte more, to see the end) rather
+// than grown by doubling, which allocated three times the file.
+func readAtMost(path string, limit, size int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read-only: nothing to lose
-	return io.ReadAll(io.LimitReader(f, limit+1))
+	buf := make([]byte, 0, min(size, limit)+1)
+	r := io.LimitReader(f, limit+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the file grew: make room
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		case err != nil:
+			return buf, err
+		}
+	}
 }
 
 func tooLarge(size, limit int64) string {
@@ -304,6 +313,9 @@ func entryCmp(a, b *entry) int {
 }
 
 func (t *tree) touch(k objects.Key) {
+	if t.untracked {
+		return
+	}
 	if t.prior == nil {
 		t.prior = map[objects.Key]runtime.Object{}
 	}
@@ -381,11 +393,12 @@ func (t *tree) problems() []Problem {
 
 // snapshot returns a new Snapshot of the winning definitions.
 func (t *tree) snapshot() *objects.Snapshot {
-	s := objects.NewSnapshot()
+	objs := make([]runtime.Object, 0, len(t.defs))
 	for _, defs := range t.defs {
-		// Only supported types are decoded, so Upsert cannot fail.
-		_, _ = s.Upsert(defs[0].obj)
+		objs = append(objs, defs[0].obj)
 	}
+	// Only supported types are decoded, so SnapshotOf cannot fail.
+	s, _ := objects.SnapshotOf(objs)
 	return s
 }
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
@@ -19,17 +17,19 @@ func validateKey(k objects.Key, generateName string) string {
 		}
 		return "metadata.name is required"
 	}
-	nameOK := apivalidation.NameIsDNSSubdomain
+	nameOK := isDNS1123Subdomain
 	if k.Kind == objects.KindService {
-		nameOK = apivalidation.NameIsDNS1035Label
+		nameOK = isDNS1035Label
 	}
-	if errs := nameOK(k.Name, false); len(errs) > 0 {
+	if errs := nameOK(k.Name); len(errs) > 0 {
 		return fmt.Sprintf("metadata.name %q: %s", k.Name, strings.Join(errs, "; "))
 	}
 	if k.Kind.ClusterScoped() {
 		return ""
 	}
-	if errs := apivalidation.ValidateNamespaceName(k.Namespace, false); len(errs) > 0 {
+	// ValidateNamespaceName is a DNS-1123 label, which isDNS1123Label
+	// checks faster.
+	if errs := isDNS1123Label(k.Namespace); len(errs) > 0 {
 		return fmt.Sprintf("metadata.namespace %q: %s", k.Namespace, strings.Join(errs, "; "))
 	}
 	return ""

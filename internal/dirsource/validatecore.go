@@ -12,9 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -39,9 +37,10 @@ import (
 func validateObject(obj runtime.Object) string {
 	var errs field.ErrorList
 	if m, err := meta.Accessor(obj); err == nil {
-		md := field.NewPath("metadata")
-		errs = append(errs, metav1validation.ValidateLabels(m.GetLabels(), md.Child("labels"))...)
-		errs = append(errs, apivalidation.ValidateAnnotations(m.GetAnnotations(), md.Child("annotations"))...)
+		errs = append(errs, validateLabels(m.GetLabels(), "metadata", "labels")...)
+		if a := m.GetAnnotations(); len(a) > 0 { // none has no problem, and needs no path
+			errs = append(errs, apivalidation.ValidateAnnotations(a, field.NewPath("metadata", "annotations"))...)
+		}
 	}
 	switch o := obj.(type) {
 	case *corev1.Service:
@@ -114,7 +113,7 @@ func validateService(s *corev1.Service) field.ErrorList {
 		case p.Name == "" && len(s.Spec.Ports) > 1:
 			errs = append(errs, field.Required(path.Child("name"), "every port of a Service with several ports needs a name"))
 		case p.Name != "":
-			errs = append(errs, invalid(path.Child("name"), p.Name, validation.IsDNS1123Label(p.Name))...)
+			errs = append(errs, invalid(path.Child("name"), p.Name, isDNS1123Label(p.Name))...)
 		}
 		if names[p.Name] && p.Name != "" {
 			errs = append(errs, field.Duplicate(path.Child("name"), p.Name))
@@ -128,7 +127,7 @@ func validateService(s *corev1.Service) field.ErrorList {
 		}
 		errs = append(errs, validateAppProtocol(path.Child("appProtocol"), p.AppProtocol)...)
 	}
-	errs = append(errs, metav1validation.ValidateLabels(s.Spec.Selector, spec.Child("selector"))...)
+	errs = append(errs, validateLabels(s.Spec.Selector, "spec", "selector")...)
 	return errs
 }
 
@@ -157,7 +156,7 @@ func validateAppProtocol(path *field.Path, p *string) field.ErrorList {
 	if p == nil {
 		return nil
 	}
-	return invalid(path, *p, content.IsLabelKey(*p))
+	return invalid(path, *p, isLabelKey(*p))
 }
 
 func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
@@ -169,21 +168,31 @@ func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
 		errs = append(errs, field.NotSupported(field.NewPath("addressType"), at, addressTypes))
 	}
 	for i, ep := range s.Endpoints {
-		path := field.NewPath("endpoints").Index(i)
+		// Paths are made only for a problem: a slice has many endpoints,
+		// and a directory many slices.
+		path := func(name string) *field.Path { return field.NewPath("endpoints").Index(i).Child(name) }
 		if len(ep.Addresses) == 0 {
-			errs = append(errs, field.Required(path.Child("addresses"), "must contain at least 1 address"))
+			errs = append(errs, field.Required(path("addresses"), "must contain at least 1 address"))
 		}
 		for j, a := range ep.Addresses {
-			errs = append(errs, validateAddress(path.Child("addresses").Index(j), s.AddressType, a)...)
+			if validateAddress(nil, s.AddressType, a) != nil {
+				errs = append(errs, validateAddress(path("addresses").Index(j), s.AddressType, a)...)
+			}
 		}
 		if ep.Hostname != nil {
-			errs = append(errs, invalid(path.Child("hostname"), *ep.Hostname, validation.IsDNS1123Label(*ep.Hostname))...)
+			if msgs := isDNS1123Label(*ep.Hostname); msgs != nil {
+				errs = append(errs, invalid(path("hostname"), *ep.Hostname, msgs)...)
+			}
 		}
 		if ep.NodeName != nil {
-			errs = append(errs, invalid(path.Child("nodeName"), *ep.NodeName, apivalidation.NameIsDNSSubdomain(*ep.NodeName, false))...)
+			if msgs := isDNS1123Subdomain(*ep.NodeName); msgs != nil {
+				errs = append(errs, invalid(path("nodeName"), *ep.NodeName, msgs)...)
+			}
 		}
 		if ep.Zone != nil {
-			errs = append(errs, invalid(path.Child("zone"), *ep.Zone, content.IsLabelValue(*ep.Zone))...)
+			if msgs := isLabelValue(*ep.Zone); msgs != nil {
+				errs = append(errs, invalid(path("zone"), *ep.Zone, msgs)...)
+			}
 		}
 	}
 	names := map[string]bool{}
@@ -194,7 +203,7 @@ func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
 			name = *p.Name
 		}
 		if name != "" {
-			errs = append(errs, invalid(path.Child("name"), name, validation.IsDNS1123Label(name))...)
+			errs = append(errs, invalid(path.Child("name"), name, isDNS1123Label(name))...)
 		}
 		if names[name] {
 			errs = append(errs, field.Duplicate(path.Child("name"), name))
