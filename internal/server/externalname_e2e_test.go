@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/switchyard-dev/switchyard/internal/grpcpeer"
 	"github.com/switchyard-dev/switchyard/internal/server"
 )
 
@@ -15,7 +16,7 @@ import (
 // reaches both. Nothing is NACKed.
 func TestGRPCExternalName(t *testing.T) {
 	dir := t.TempDir()
-	outside, inside := startBackend(t, "outside"), startBackend(t, "inside")
+	outside, inside := grpcpeer.StartBackend(t, "outside"), grpcpeer.StartBackend(t, "inside")
 	writeFile(t, dir, "inside.yaml", serviceYAML("shop", "inside", endpoint{inside, "z1"}))
 	writeFile(t, dir, "outside.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Service
@@ -24,7 +25,7 @@ spec:
   type: ExternalName
   externalName: localhost
   ports: [{port: %d}]
-`, outside.port))
+`, outside.Port))
 	writeFile(t, dir, "proxy.yaml", fmt.Sprintf(`apiVersion: switchyard.dev/v1
 kind: HTTPProxy
 metadata: {name: hosted, namespace: shop}
@@ -42,7 +43,7 @@ spec:
   - services:
     - {name: inside, port: 80, weight: 50}
     - {name: outside, port: %[1]d, weight: 50}
-`, outside.port))
+`, outside.Port))
 	s := startServer(t, dir, "127.0.0.1:0", func(c *server.Config) {
 		c.AdminAddress = "127.0.0.1:0"
 		c.Pipeline.DAG.ExternalNameServices = true
