@@ -43,6 +43,11 @@ type Config struct {
 	// (serve --mesh).
 	Mesh bool
 	Log  *slog.Logger
+	// OnSynced, when set, is called once every informer has synced, before
+	// Start turns their caches into changes: what follows is the time to
+	// the first config that the source does not spend waiting on the API
+	// server.
+	OnSynced func()
 }
 
 // Source watches the API server. It implements server.Source.
@@ -56,9 +61,10 @@ type Source struct {
 	kindInfo map[objects.Kind]*kindInfo
 
 	// Owned by the goroutine that calls Start, then Run.
-	refs    *secretRefs
-	emitted map[objects.Key]runtime.Object
-	started bool
+	refs     *secretRefs
+	emitted  map[objects.Key]runtime.Object
+	started  bool
+	onSynced func()
 }
 
 // watch is one informer: one kind in one namespace (or all).
@@ -82,6 +88,7 @@ func New(cfg Config) (*Source, error) {
 		kindInfo: map[objects.Kind]*kindInfo{},
 		refs:     newSecretRefs(),
 		emitted:  map[objects.Key]runtime.Object{},
+		onSynced: cfg.OnSynced,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -201,6 +208,9 @@ func (s *Source) Start(ctx context.Context) ([]objects.Change, error) {
 			return nil, fmt.Errorf("informers did not sync (waiting for %s): %w", strings.Join(waiting, ", "), ctx.Err())
 		case <-tick.C:
 		}
+	}
+	if s.onSynced != nil {
+		s.onSynced()
 	}
 	changes := s.take()
 	s.log.Info("informers synced", "objects", len(changes), "informers", len(s.watches), "duration", time.Since(start).Round(time.Millisecond))
