@@ -182,6 +182,31 @@ bench-compare:
 	$(MAKE) --no-print-directory bench 2>&1 | tee $(BENCH_NEW)
 	$(BENCHSTAT) $(BENCH_BASELINE) $(BENCH_NEW)
 
+# The smoke benchmarks: the 1,000-proxy full build and one-proxy change,
+# a fixed number of iterations each, with the encoder the binary ships.
+# Their allocations and bytes per operation hardly move from run to run,
+# unlike their times, so CI compares them with SMOKE_BASELINE and fails on
+# a growth of more than SMOKE_TOLERANCE percent (internal/perf/benchcheck);
+# times are printed, not checked.
+.PHONY: bench-smoke bench-baseline
+SMOKE_BASELINE ?= site/bench/smoke-baseline.txt
+SMOKE_NEW ?= $(BENCH_DIR_ROOT)/smoke.txt
+SMOKE_TOLERANCE ?= 10
+SMOKE_RUN = echo "nproc: $$(nproc); load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 20x \
+	  -bench '^(BenchmarkFullBuild|BenchmarkOneProxyChanged)$$/^proxies=1k$$' ./internal/incremental ./internal/pipeline
+
+## bench-smoke: the smoke benchmarks, checked against SMOKE_BASELINE.
+bench-smoke:
+	@mkdir -p $(dir $(SMOKE_NEW))
+	@set -o pipefail; { $(SMOKE_RUN); } 2>&1 | tee $(SMOKE_NEW)
+	$(GO) run ./internal/perf/benchcheck -tolerance $(SMOKE_TOLERANCE) $(SMOKE_BASELINE) $(SMOKE_NEW)
+
+## bench-baseline: run the smoke benchmarks into SMOKE_BASELINE; commit it
+## when a change is meant to allocate more (or to keep what it saved).
+bench-baseline:
+	@set -o pipefail; { $(SMOKE_RUN); } 2>&1 | tee $(SMOKE_BASELINE)
+
 .PHONY: docs apidocs linkcheck
 
 ## Documentation site. docs builds bin/docs with Debian's mkdocs

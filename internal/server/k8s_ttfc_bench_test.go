@@ -17,6 +17,7 @@ import (
 
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -109,7 +110,9 @@ func k8sFirstConfig(b *testing.B, env *testenv.Env) (sync, first time.Duration) 
 			b.Errorf("control plane: %v", err)
 		}
 	}()
-	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String())).StreamAggregatedResources(ctx)
+	// Connected while the informers list: it waits, as Envoy does, for the
+	// first build.
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String())).StreamAggregatedResources(ctx, grpc.WaitForReady(true))
 	if err != nil {
 		b.Fatal(err)
 	}
