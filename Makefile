@@ -66,7 +66,7 @@ unit-vtproto:
 	$(GO) test -tags $(BUILD_TAGS) -count=1 $(VTPROTO_PKGS)
 
 ## test: everything CI checks.
-test: check-generated fmt-check vet lint unit unit-vtproto fuzz-short
+test: check-generated fmt-check vet lint unit unit-vtproto fuzz-short bench-smoke
 
 clean:
 	$(GO) clean -testcache
@@ -143,6 +143,7 @@ bench:
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 30m $(BENCH_PKGS)
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench Large -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS)
 	$(MAKE) --no-print-directory bench-dir
+	$(MAKE) --no-print-directory bench-k8s
 
 # The directory-driven benchmarks read what `switchyard gen` writes, in the
 # shape of site/performance.md: per 1,000 roots, 100 included proxies, 2
@@ -167,6 +168,15 @@ bench-dir:
 	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench 'Load$$|YAMLFloor' -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/dirsource || exit 1; \
 	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench TimeToFirstConfig -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/server || exit 1; \
 	done
+
+## bench-k8s: time from informers synced to the first CDS and LDS
+## responses, on a real kube-apiserver holding BENCH_K8S_ROOTS roots of the
+## directory shape; creating them through the API takes minutes.
+BENCH_K8S_ROOTS ?= 10000
+.PHONY: bench-k8s
+bench-k8s: testbin
+	@uptime
+	SWITCHYARD_BENCH_K8S=1 SWITCHYARD_BENCH_K8S_ROOTS=$(BENCH_K8S_ROOTS) $(GO) test $(BENCH_FLAGS) -run '^$$' -bench K8sTimeToFirstConfig -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/server
 
 # BENCH_BASELINE is the kept output of the last accepted run; a new run
 # is compared with it so that a regression shows as a +% in benchstat's
@@ -193,7 +203,7 @@ SMOKE_BASELINE ?= site/bench/smoke-baseline.txt
 SMOKE_NEW ?= $(BENCH_DIR_ROOT)/smoke.txt
 SMOKE_TOLERANCE ?= 10
 SMOKE_RUN = echo "nproc: $$(nproc); load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
-	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 20x \
+	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 5x \
 	  -bench '^(BenchmarkFullBuild|BenchmarkOneProxyChanged)$$/^proxies=1k$$' ./internal/incremental ./internal/pipeline
 
 ## bench-smoke: the smoke benchmarks, checked against SMOKE_BASELINE.

@@ -15,9 +15,6 @@ import (
 	"testing"
 	"time"
 
-	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -112,27 +109,8 @@ func k8sFirstConfig(b *testing.B, env *testenv.Env) (sync, first time.Duration) 
 	}()
 	// Connected while the informers list: it waits, as Envoy does, for the
 	// first build.
-	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String())).StreamAggregatedResources(ctx, grpc.WaitForReady(true))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, typ := range []string{resource.ClusterType, resource.ListenerType} {
-		if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: typ}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	got := map[string]int{}
-	for len(got) < 2 {
-		resp, err := st.Recv()
-		if err != nil {
-			b.Fatal(err)
-		}
-		got[resp.GetTypeUrl()] = len(resp.GetResources())
-	}
+	firstResponses(ctx, b, addr)
 	end := time.Now()
-	if got[resource.ClusterType] == 0 || got[resource.ListenerType] == 0 {
-		b.Fatalf("first responses hold %v resources by type", got)
-	}
 	at := time.Unix(0, synced.Load())
 	return at.Sub(start), end.Sub(at)
 }
