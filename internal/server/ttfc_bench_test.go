@@ -71,9 +71,10 @@ func firstConfig(b *testing.B, dir string) int {
 // firstResponses connects to the xDS port at once, as an Envoy started
 // with the control plane does, asks for every cluster and listener on one
 // ADS stream and returns how many of each the first responses hold, once
-// both have come.
+// both have come. At 10,000 roots a response is several megabytes, over
+// gRPC's default limit of 4.
 func firstResponses(ctx context.Context, b *testing.B, addr net.Addr) map[string]int {
-	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String())).StreamAggregatedResources(ctx, grpc.WaitForReady(true))
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String())).StreamAggregatedResources(ctx, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(1<<30))
 	if err != nil {
 		b.Fatal(err)
 	}
