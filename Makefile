@@ -66,7 +66,7 @@ unit-vtproto:
 	$(GO) test -tags $(BUILD_TAGS) -count=1 $(VTPROTO_PKGS)
 
 ## test: everything CI checks.
-test: check-generated fmt-check vet lint unit unit-vtproto fuzz-short
+test: check-generated fmt-check vet lint unit unit-vtproto fuzz-short bench-smoke
 
 clean:
 	$(GO) clean -testcache
@@ -143,6 +143,7 @@ bench:
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 30m $(BENCH_PKGS)
 	$(GO) test $(BENCH_FLAGS) -run '^$$' -bench Large -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS)
 	$(MAKE) --no-print-directory bench-dir
+	$(MAKE) --no-print-directory bench-k8s
 
 # The directory-driven benchmarks read what `switchyard gen` writes, in the
 # shape of site/performance.md: per 1,000 roots, 100 included proxies, 2
@@ -168,6 +169,15 @@ bench-dir:
 	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench TimeToFirstConfig -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/server || exit 1; \
 	done
 
+## bench-k8s: time from informers synced to the first CDS and LDS
+## responses, on a real kube-apiserver holding BENCH_K8S_ROOTS roots of the
+## directory shape; creating them through the API takes minutes.
+BENCH_K8S_ROOTS ?= 10000
+.PHONY: bench-k8s
+bench-k8s: testbin
+	@uptime
+	SWITCHYARD_BENCH_K8S=1 SWITCHYARD_BENCH_K8S_ROOTS=$(BENCH_K8S_ROOTS) $(GO) test $(BENCH_FLAGS) -run '^$$' -bench K8sTimeToFirstConfig -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/server
+
 # BENCH_BASELINE is the kept output of the last accepted run; a new run
 # is compared with it so that a regression shows as a +% in benchstat's
 # table. Accept a run with `cp $(BENCH_NEW) $(BENCH_BASELINE)` and commit it.
@@ -181,6 +191,31 @@ bench-compare:
 	@mkdir -p $(dir $(BENCH_NEW))
 	$(MAKE) --no-print-directory bench 2>&1 | tee $(BENCH_NEW)
 	$(BENCHSTAT) $(BENCH_BASELINE) $(BENCH_NEW)
+
+# The smoke benchmarks: the 1,000-proxy full build and one-proxy change,
+# a fixed number of iterations each, with the encoder the binary ships.
+# Their allocations and bytes per operation hardly move from run to run,
+# unlike their times, so CI compares them with SMOKE_BASELINE and fails on
+# a growth of more than SMOKE_TOLERANCE percent (internal/perf/benchcheck);
+# times are printed, not checked.
+.PHONY: bench-smoke bench-baseline
+SMOKE_BASELINE ?= site/bench/smoke-baseline.txt
+SMOKE_NEW ?= $(BENCH_DIR_ROOT)/smoke.txt
+SMOKE_TOLERANCE ?= 10
+SMOKE_RUN = echo "nproc: $$(nproc); load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 5x \
+	  -bench '^(BenchmarkFullBuild|BenchmarkOneProxyChanged)$$/^proxies=1k$$' ./internal/incremental ./internal/pipeline
+
+## bench-smoke: the smoke benchmarks, checked against SMOKE_BASELINE.
+bench-smoke:
+	@mkdir -p $(dir $(SMOKE_NEW))
+	@set -o pipefail; { $(SMOKE_RUN); } 2>&1 | tee $(SMOKE_NEW)
+	$(GO) run ./internal/perf/benchcheck -tolerance $(SMOKE_TOLERANCE) $(SMOKE_BASELINE) $(SMOKE_NEW)
+
+## bench-baseline: run the smoke benchmarks into SMOKE_BASELINE; commit it
+## when a change is meant to allocate more (or to keep what it saved).
+bench-baseline:
+	@set -o pipefail; { $(SMOKE_RUN); } 2>&1 | tee $(SMOKE_BASELINE)
 
 .PHONY: docs apidocs linkcheck
 

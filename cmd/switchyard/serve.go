@@ -34,8 +34,10 @@ func newServeCommand() *cobra.Command {
 over xDS (ADS and the per-type services, state-of-the-world and delta) to
 three kinds of client, told apart by node metadata switchyard.dev/group,
 else user agent, else node id: Envoy proxies, proxyless gRPC clients and
-DNS balancers. It follows edits to the directory, coalescing bursts, and
-starts serving only after the first full build.
+DNS balancers. It follows edits to the directory, coalescing bursts. The
+xDS port opens at once, so clients connect while the source is read, but
+nothing is answered before the first full build is in: a restarted
+control plane never serves an empty configuration.
 
 With --kubeconfig, or by default in a pod, it reads the objects from the
 Kubernetes API server instead, and writes their status back; of several

@@ -266,12 +266,19 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 func (e *Engine) presize() {
 	s := e.snap
 	proxies, services := len(s.HTTPProxies), len(s.Services)
+	// A route's weighted Services make one cluster: sizing the clusters by
+	// the Services would keep maps several times too large for good.
+	routes := len(s.ExtensionServices)
+	for _, p := range s.HTTPProxies {
+		routes += len(p.Spec.Routes)
+	}
+	clusters := min(services, routes)
 	e.roots = make(map[types.NamespacedName]*rootUnit, proxies)
 	e.rootDeps.m = make(map[objects.Key]*readers, proxies+services+len(s.Secrets))
 	e.claims.fqdn = make(map[string][]*rootUnit, proxies)
 	e.claims.dns = make(map[string][]*dnsClaim, proxies)
 	e.claims.touched = make(map[string]bool, proxies)
-	e.shared.clusters = make(map[string]*clusterEntry, services)
+	e.shared.clusters = make(map[string]*clusterEntry, clusters)
 	e.shared.byService = make(map[types.NamespacedName][]*clusterEntry, services)
 	e.shared.dns = make(map[string]*dnsEntry, proxies)
 	n := proxies + len(s.ExtensionServices) + len(s.Delegations)
@@ -279,7 +286,7 @@ func (e *Engine) presize() {
 	e.statuses.current = make(map[objects.Key]*dag.Status, n)
 	e.statuses.touched = make(map[objects.Key]bool, n)
 	hint := map[string]int{
-		resource.ClusterType: services, resource.EndpointType: services, resource.RouteType: proxies,
+		resource.ClusterType: clusters, resource.EndpointType: clusters, resource.RouteType: proxies,
 		resource.ScopedRouteType: proxies, resource.ListenerType: proxies, resource.SecretType: len(s.Secrets),
 	}
 	for _, g := range xdsres.Groups {

@@ -48,6 +48,11 @@ type Config struct {
 	// which a proxy enables without naming.
 	Secrets []types.NamespacedName
 	Log     *slog.Logger
+	// OnSynced, when set, is called once every informer has synced, before
+	// Start turns their caches into changes: what follows is the time to
+	// the first config that the source does not spend waiting on the API
+	// server.
+	OnSynced func()
 }
 
 // Source watches the API server. It implements server.Source.
@@ -61,9 +66,10 @@ type Source struct {
 	kindInfo map[objects.Kind]*kindInfo
 
 	// Owned by the goroutine that calls Start, then Run.
-	refs    *secretRefs
-	emitted map[objects.Key]runtime.Object
-	started bool
+	refs     *secretRefs
+	emitted  map[objects.Key]runtime.Object
+	started  bool
+	onSynced func()
 	// meshNS, with Config.Mesh, are the namespaces whose Pods reach
 	// builds (meshpods.go).
 	meshNS *meshNamespaces
@@ -90,6 +96,7 @@ func New(cfg Config) (*Source, error) {
 		kindInfo: map[objects.Kind]*kindInfo{},
 		refs:     newSecretRefs(cfg.Secrets...),
 		emitted:  map[objects.Key]runtime.Object{},
+		onSynced: cfg.OnSynced,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -210,6 +217,9 @@ func (s *Source) Start(ctx context.Context) ([]objects.Change, error) {
 			return nil, fmt.Errorf("informers did not sync (waiting for %s): %w", strings.Join(waiting, ", "), ctx.Err())
 		case <-tick.C:
 		}
+	}
+	if s.onSynced != nil {
+		s.onSynced()
 	}
 	changes := s.take()
 	s.log.Info("informers synced", "objects", len(changes), "informers", len(s.watches), "duration", time.Since(start).Round(time.Millisecond))

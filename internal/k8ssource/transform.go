@@ -3,18 +3,18 @@ package k8ssource
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-)
+	"k8s.io/apimachinery/pkg/runtime"
 
-// lastApplied is kubectl's copy of the whole object, as large as the
-// object itself and never read by a build.
-const lastApplied = corev1.LastAppliedConfigAnnotation
+	"github.com/switchyard-dev/switchyard/internal/objects"
+)
 
 // transform trims an object before the informer caches it: the cache
 // holds every object of the cluster (every Secret and Node included), so
-// what no build reads is dropped as it arrives.
+// what no build reads is dropped as it arrives, and what thousands of
+// objects repeat is shared (objects.Compact).
 //
 //   - metadata.managedFields and kubectl's last-applied annotation, from
-//     every object;
+//     every object (objects.Compact);
 //   - a Node's status (images, conditions, addresses) and a Namespace's
 //     spec and status: builds read only their labels and annotations;
 //   - all of a Pod but its labels, ServiceAccount and IPs, which is what
@@ -29,17 +29,11 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 // The informer hands transform a freshly decoded object that nothing
 // else references yet, so it is changed in place.
 func transform(obj any) (any, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
+	ro, ok := obj.(runtime.Object)
+	if _, err := meta.Accessor(obj); err != nil || !ok {
 		return obj, nil // a tombstone: it is never transformed
 	}
-	m.SetManagedFields(nil)
-	if a := m.GetAnnotations(); a[lastApplied] != "" {
-		delete(a, lastApplied)
-		if len(a) == 0 {
-			m.SetAnnotations(nil)
-		}
-	}
+	objects.Compact(ro)
 	switch o := obj.(type) {
 	case *corev1.Node:
 		o.Status = corev1.NodeStatus{}

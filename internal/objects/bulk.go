@@ -74,7 +74,7 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 		// made beside it from the list, and made again from the map below
 		// in the rare case that a later slice replaced an earlier one.
 		{len(byKind[KindEndpointSlice]), func() {
-			s.slicesByService = make(map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice)
+			s.slicesByService = make(map[types.NamespacedName][]*discoveryv1.EndpointSlice)
 			for _, o := range byKind[KindEndpointSlice] {
 				s.indexSlice(o.obj.(*discoveryv1.EndpointSlice))
 			}

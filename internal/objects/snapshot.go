@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"sort"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -43,8 +44,11 @@ type Snapshot struct {
 	Pods           map[types.NamespacedName]*corev1.Pod
 
 	// slicesByService indexes EndpointSlices by the Service they belong to,
-	// so that building a ClusterLoadAssignment touches only its slices.
-	slicesByService map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice
+	// sorted by name, so that building a ClusterLoadAssignment touches only
+	// its slices. Most Services have one slice: a slice of them costs a
+	// tenth of a map per Service. A list is replaced, never changed in
+	// place, so that what SlicesFor returned stays as it was.
+	slicesByService map[types.NamespacedName][]*discoveryv1.EndpointSlice
 	// delegationsByNamespace indexes TLSCertificateDelegations by namespace,
 	// then name, so that a cross-namespace Secret lookup reads only the
 	// delegations of the Secret's namespace.
@@ -67,7 +71,7 @@ func NewSnapshot() *Snapshot {
 		TrafficTargets:    map[types.NamespacedName]*accessv1alpha3.TrafficTarget{},
 		Pods:              map[types.NamespacedName]*corev1.Pod{},
 
-		slicesByService:        map[types.NamespacedName]map[string]*discoveryv1.EndpointSlice{},
+		slicesByService:        map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		delegationsByNamespace: map[string]map[string]*switchyardv1.TLSCertificateDelegation{},
 	}
 }
@@ -231,18 +235,10 @@ func SliceService(es *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: es.Namespace, Name: name}, true
 }
 
-// SlicesFor returns the EndpointSlices of a Service, sorted by name.
+// SlicesFor returns the EndpointSlices of a Service, sorted by name. The
+// list is the snapshot's: callers must not modify it.
 func (s *Snapshot) SlicesFor(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
-	m := s.slicesByService[svc]
-	if len(m) == 0 {
-		return nil
-	}
-	out := make([]*discoveryv1.EndpointSlice, 0, len(m))
-	for _, es := range m {
-		out = append(out, es)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return s.slicesByService[svc]
 }
 
 func (s *Snapshot) indexSlice(es *discoveryv1.EndpointSlice) {
@@ -250,12 +246,9 @@ func (s *Snapshot) indexSlice(es *discoveryv1.EndpointSlice) {
 	if !ok {
 		return
 	}
-	m := s.slicesByService[svc]
-	if m == nil {
-		m = map[string]*discoveryv1.EndpointSlice{}
-		s.slicesByService[svc] = m
-	}
-	m[es.Name] = es
+	old := s.slicesByService[svc]
+	i, _ := slices.BinarySearchFunc(old, es.Name, bySliceName)
+	s.slicesByService[svc] = slices.Insert(slices.Clip(old), i, es)
 }
 
 func (s *Snapshot) removeSlice(nn types.NamespacedName) {
@@ -267,12 +260,19 @@ func (s *Snapshot) removeSlice(nn types.NamespacedName) {
 	if !ok {
 		return
 	}
-	if m := s.slicesByService[svc]; m != nil {
-		delete(m, nn.Name)
-		if len(m) == 0 {
-			delete(s.slicesByService, svc)
-		}
+	list := s.slicesByService[svc]
+	i, found := slices.BinarySearchFunc(list, nn.Name, bySliceName)
+	switch {
+	case !found:
+	case len(list) == 1:
+		delete(s.slicesByService, svc)
+	default:
+		s.slicesByService[svc] = slices.Delete(slices.Clone(list), i, i+1)
 	}
+}
+
+func bySliceName(es *discoveryv1.EndpointSlice, name string) int {
+	return strings.Compare(es.Name, name)
 }
 
 // DelegationsIn returns the TLSCertificateDelegations of one namespace, in

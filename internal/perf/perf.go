@@ -7,7 +7,9 @@ package perf
 import (
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -91,6 +93,30 @@ func LiveHeap() uint64 {
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// HeapProfileEnv names a file a benchmark writes a heap profile to at the
+// point it measures its live heap: go test's -memprofile is written after
+// the benchmark, when what it measured is already garbage.
+const HeapProfileEnv = "SWITCHYARD_BENCH_HEAPPROFILE"
+
+// WriteHeapProfile writes the heap profile to the file HeapProfileEnv
+// names, if it names one. Set -memprofilerate too, or the profile samples
+// one allocation in 512 KiB.
+func WriteHeapProfile(b *testing.B) {
+	b.Helper()
+	path := os.Getenv(HeapProfileEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // Size names a benchmark size: 1000 is "1k".

@@ -66,7 +66,9 @@ type Gate struct {
 	rejected map[incremental.ResourceRef]rejected
 	// inspected holds what this build's resources were found to be: the
 	// groups share most clusters and load assignments, and a resource
-	// never changes, so one inspection serves them all.
+	// never changes, so one inspection serves them all. It lives from
+	// Begin to End only: after a full build it holds an entry and the
+	// references of every resource served.
 	inspected map[*xdsres.Resource]inspection
 }
 
@@ -93,9 +95,12 @@ func NewGate() *Gate {
 	}
 }
 
-// Begin starts a build: what the last one inspected is forgotten, so that
-// the memory it takes does not grow with every build.
+// Begin starts a build, whose groups share their inspections until End.
 func (gt *Gate) Begin() { gt.inspected = nil }
+
+// End ends a build: what it inspected is forgotten, so that the memory it
+// takes is not kept between builds.
+func (gt *Gate) End() { gt.inspected = nil }
 
 // Pass gates one group's build: target is the build's resources and
 // changes what changed in them, or all when everything is new. It returns

@@ -155,6 +155,7 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 func (p *Pipeline) publish(delta *incremental.Delta) error {
 	now := p.cfg.Now()
 	p.gate.Begin()
+	defer p.gate.End()
 	for _, g := range groups {
 		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
 		p.withheld(fresh)

@@ -245,18 +245,40 @@ func (w *watch) pending() int {
 	}
 }
 
-// BenchmarkLiveHeap measures the live heap after a full build of 10,000
-// proxies with 100,000 endpoints (scalegen.Defaults: two Services of five
-// endpoints each per proxy), everything included — the objects, the
-// engine's units, the resources and the cache — against the target of
-// 10 KB per proxy and 0.5 KB per endpoint. It also reports the objects'
-// own share.
+// BenchmarkLiveHeap measures the live heap after a full build, everything
+// included — the objects, the engine's units, the resources and the cache
+// — and the objects' own share. proxies=10k is scalegen.Defaults (two
+// Services of five endpoints each per proxy: 100,000 endpoints), against
+// the target of 10 KB per proxy and 0.5 KB per endpoint; roots=10k is
+// scalegen.DirectoryShape, the shape of the directory benchmarks (10,000
+// roots and 1,000 included proxies, 198,000 endpoints), against 250 MiB.
 func BenchmarkLiveHeap(b *testing.B) {
-	const proxies, endpoints = 10000, 100000
+	b.Run("proxies=10k", func(b *testing.B) {
+		cfg := scalegen.Defaults()
+		cfg.Proxies = 10000
+		total := benchLiveHeap(b, cfg)
+		b.ReportMetric(float64(total)/float64(cfg.Proxies*10240+100000*512), "heap/target")
+	})
+	b.Run("roots=10k", func(b *testing.B) {
+		total := benchLiveHeap(b, scalegen.DirectoryShape(10000))
+		b.ReportMetric(float64(total)/(250<<20), "heap/target")
+	})
+}
+
+// BenchmarkLargeLiveHeap is BenchmarkLiveHeap's directory shape at 50,000
+// roots.
+func BenchmarkLargeLiveHeap(b *testing.B) {
+	perf.RequireLarge(b)
+	b.Run("roots=50k", func(b *testing.B) { benchLiveHeap(b, scalegen.DirectoryShape(50000)) })
+}
+
+// benchLiveHeap builds cfg's set through a pipeline and a cache, and
+// reports the live heap it holds, in all and for the objects alone, which
+// it returns.
+func benchLiveHeap(b *testing.B, cfg scalegen.Config) uint64 {
+	var total uint64
 	for b.Loop() {
 		base := perf.LiveHeap()
-		cfg := scalegen.Defaults()
-		cfg.Proxies = proxies
 		set, err := scalegen.Generate(cfg)
 		if err != nil {
 			b.Fatal(err)
@@ -268,11 +290,12 @@ func BenchmarkLiveHeap(b *testing.B) {
 		if _, err := p.Apply(changes); err != nil {
 			b.Fatal(err)
 		}
-		total := perf.LiveHeap() - base
-		b.ReportMetric(float64(total)/1e6, "heap-MB")
-		b.ReportMetric(float64(objs)/1e6, "objects-MB")
-		b.ReportMetric(float64(total)/proxies, "bytes/proxy")
-		b.ReportMetric(float64(total)/float64(proxies*10240+endpoints*512), "heap/target")
+		total = perf.LiveHeap() - base
+		perf.WriteHeapProfile(b)
+		b.ReportMetric(float64(total)/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(objs)/(1<<20), "objects-MiB")
+		b.ReportMetric(float64(total)/float64(cfg.Proxies), "bytes/proxy")
 		runtime.KeepAlive(p)
 	}
+	return total
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // Namespaces outside the teams'.
@@ -136,6 +138,11 @@ func (g *generator) namespace(name string, fill func()) {
 }
 
 func (g *generator) add(objs ...runtime.Object) {
+	for _, o := range objs {
+		// As a source holds them, so that the benchmarks' heap is a
+		// source's.
+		objects.Compact(o)
+	}
 	g.set.Objects = append(g.set.Objects, objs...)
 }
 

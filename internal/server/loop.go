@@ -10,6 +10,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/admin"
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
+	"github.com/switchyard-dev/switchyard/internal/pipeline"
 )
 
 // loop coalesces batches: a build starts Holdoff after the last change,
@@ -107,25 +108,40 @@ func (p *pendingChanges) take() []objects.Change {
 
 // build applies one batch and publishes the result.
 func (s *Server) build(changes []objects.Change) error {
-	res, err := s.pipe.Apply(changes)
-	s.next = res.Next
+	res, err := s.apply(changes)
 	if err != nil {
 		return err
 	}
-	s.cfg.Log.Debug("built", "full", res.Full, "changes", len(changes), "assignments", res.Assignments, "duration", res.Duration)
+	s.report(res, len(changes))
+	return nil
+}
+
+// apply builds one batch into the cache, ready to serve.
+func (s *Server) apply(changes []objects.Change) (pipeline.Result, error) {
+	res, err := s.pipe.Apply(changes)
+	s.next = res.Next
+	if err == nil {
+		s.cfg.Log.Debug("built", "full", res.Full, "changes", len(changes), "assignments", res.Assignments, "duration", res.Duration)
+	}
+	return res, err
+}
+
+// report hands what a build changed in the statuses to the admin
+// endpoint, the log and OnStatuses: the first build's clients need none of
+// it, so Run serves them first.
+func (s *Server) report(res pipeline.Result, changes int) {
 	if u := res.StatusUpdate; !res.Full && len(u.Changed) == 0 && len(u.Removed) == 0 {
 		// The endpoint path changes statuses only when the gate withholds
 		// a load assignment, or lets it through again.
-		return nil
+		return
 	}
 	// The cache already holds the new resources; what follows is for
 	// people (the admin endpoint, logs, status write-back).
 	s.state.Store(s.adminState())
-	s.logStatusChanges(res.StatusUpdate, len(changes), res.Duration)
+	s.logStatusChanges(res.StatusUpdate, changes, res.Duration)
 	if s.cfg.OnStatuses != nil {
 		s.cfg.OnStatuses(res.StatusUpdate)
 	}
-	return nil
 }
 
 // adminState is what the admin endpoint shows after a build, for every

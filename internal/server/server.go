@@ -81,6 +81,9 @@ type Server struct {
 	state   atomic.Pointer[admin.State]
 	ready   atomic.Bool
 	xdsAddr atomic.Pointer[net.Addr]
+	// xdsLis is open from ListenXDS; clients that connect before the
+	// first build wait in its backlog until Run serves them.
+	xdsLis net.Listener
 	// next is when the pipeline's next stage is due. build sets it and
 	// loop reads it, never at once: Run builds once before it starts the
 	// loop, and every later build runs inside the loop.
@@ -164,13 +167,34 @@ func (s *Server) ListenAdmin() error {
 	return nil
 }
 
+// ListenXDS opens the xDS server's listener and returns its address; Run
+// calls it when the caller has not. Clients may connect at once: they
+// wait, connected, until the first build is in the cache, and are answered
+// from it.
+func (s *Server) ListenXDS() (net.Addr, error) {
+	if s.xdsLis == nil {
+		l, err := net.Listen("tcp", s.cfg.XDSAddress)
+		if err != nil {
+			return nil, fmt.Errorf("xDS server: %w (pick another --xds-address)", err)
+		}
+		s.xdsLis = l
+	}
+	return s.xdsLis.Addr(), nil
+}
+
 // Run starts the source, builds once, then serves xDS until ctx is done.
-// The xDS server starts listening only after the first full build, so a
-// restarted control plane never serves an empty configuration.
+// The xDS port is open from the start, so that clients connect while the
+// source syncs and the first build runs, but nothing is answered before
+// that build is in the cache: a restarted control plane never serves an
+// empty configuration. XDSAddr is nil until the first build is served and
+// its statuses are published.
 func (s *Server) Run(ctx context.Context, src Source) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := s.ListenAdmin(); err != nil {
+		return err
+	}
+	if _, err := s.ListenXDS(); err != nil {
 		return err
 	}
 	errc := make(chan error, 4)
@@ -181,16 +205,19 @@ func (s *Server) Run(ctx context.Context, src Source) error {
 	}
 	initial, err := src.Start(ctx)
 	if err != nil {
+		s.xdsLis.Close()
 		return fmt.Errorf("starting the source: %w", err)
 	}
-	if err := s.build(initial); err != nil {
+	res, err := s.apply(initial)
+	if err != nil {
+		s.xdsLis.Close()
 		return fmt.Errorf("first build: %w", err)
 	}
-	gs, err := s.serveXDS(ctx, errc)
-	if err != nil {
-		return err
-	}
+	gs := s.serveXDS(ctx, errc)
 	defer stopGRPC(gs)
+	s.report(res, len(initial))
+	addr := s.xdsLis.Addr()
+	s.xdsAddr.Store(&addr)
 	s.ready.Store(true)
 	s.cfg.Log.Info("serving xDS", "address", s.XDSAddr().String())
 
@@ -218,13 +245,9 @@ func sendBatch(ctx context.Context, ch chan<- []objects.Change, b []objects.Chan
 	}
 }
 
-func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server, error) {
-	l, err := net.Listen("tcp", s.cfg.XDSAddress)
-	if err != nil {
-		return nil, fmt.Errorf("xDS server: %w (pick another --xds-address)", err)
-	}
-	addr := l.Addr()
-	s.xdsAddr.Store(&addr)
+// serveXDS serves xDS on the listener of ListenXDS.
+func (s *Server) serveXDS(ctx context.Context, errc chan<- error) *grpc.Server {
+	l := s.xdsLis
 	opts := append([]grpc.ServerOption{
 		// Clients ping to keep long-lived streams through NATs and load
 		// balancers; allow that instead of closing them as abusive.
@@ -237,7 +260,7 @@ func (s *Server) serveXDS(ctx context.Context, errc chan<- error) (*grpc.Server,
 	xdscache.Register(ctx, gs, s.cache, xdscache.NewMetrics(s.cfg.Registry), s.cfg.Log, xdsOpts...)
 	s.cfg.Registry.MustRegister(xdscache.NewEndpointCollector(s.cache))
 	go func() { errc <- gs.Serve(l) }()
-	return gs, nil
+	return gs
 }
 
 func stopGRPC(gs *grpc.Server) {

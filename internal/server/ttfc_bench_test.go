@@ -4,12 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
+	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/grpc"
 
 	"github.com/switchyard-dev/switchyard/internal/perf"
 	"github.com/switchyard-dev/switchyard/internal/server"
@@ -17,7 +19,8 @@ import (
 )
 
 // BenchmarkTimeToFirstConfig is `serve --source DIR` from start to the
-// first full CDS response on an ADS stream, on the directory of
+// first full CDS and LDS responses on an ADS stream that connected at
+// start-up, on the directory of
 // SWITCHYARD_BENCH_DIR (written by `switchyard gen`; `make bench` writes
 // the shape of site/performance.md). The server logs at info level to a
 // discarded text handler, so what it formats counts.
@@ -49,6 +52,10 @@ func firstConfig(b *testing.B, dir string) int {
 	}
 	cfg.Pipeline.Translator = translator.DefaultOptions()
 	s := server.New(cfg)
+	addr, err := s.ListenXDS()
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
@@ -58,20 +65,34 @@ func firstConfig(b *testing.B, dir string) int {
 			b.Errorf("control plane: %v", err)
 		}
 	}()
-	// The server listens only once the first build is in its cache.
-	for s.XDSAddr() == nil {
-		select {
-		case err := <-done:
-			b.Fatalf("control plane ended before serving: %v", err)
-		case <-time.After(time.Millisecond):
-		}
-	}
-	resp, err := sotwOnce(ctx, dialXDS(b, s.XDSAddr().String()), envoyNode, resource.ClusterType, 5*time.Minute)
+	return firstResponses(ctx, b, addr)[resource.ClusterType]
+}
+
+// firstResponses connects to the xDS port at once, as an Envoy started
+// with the control plane does, asks for every cluster and listener on one
+// ADS stream and returns how many of each the first responses hold, once
+// both have come. At 10,000 roots a response is several megabytes, over
+// gRPC's default limit of 4.
+func firstResponses(ctx context.Context, b *testing.B, addr net.Addr) map[string]int {
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String())).StreamAggregatedResources(ctx, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(1<<30))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if len(resp.GetResources()) == 0 {
-		b.Fatal("first response holds no clusters")
+	for _, typ := range []string{resource.ClusterType, resource.ListenerType} {
+		if err := st.Send(&envoy_service_discovery_v3.DiscoveryRequest{Node: envoyNode, TypeUrl: typ}); err != nil {
+			b.Fatal(err)
+		}
 	}
-	return len(resp.GetResources())
+	got := map[string]int{}
+	for len(got) < 2 {
+		resp, err := st.Recv()
+		if err != nil {
+			b.Fatal(err)
+		}
+		got[resp.GetTypeUrl()] = len(resp.GetResources())
+	}
+	if got[resource.ClusterType] == 0 || got[resource.ListenerType] == 0 {
+		b.Fatalf("first responses hold %v resources by type", got)
+	}
+	return got
 }
