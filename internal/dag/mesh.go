@@ -15,11 +15,8 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-// MeshAnnotation, set to "true" on a Service or on its Namespace, puts the
-// Service in the mesh: workloads reach it east-west through proxyless
-// gRPC, DNS and the node proxies. A Service annotated "false" stays out of
-// a mesh namespace.
-const MeshAnnotation = "switchyard.dev/mesh"
+// MeshAnnotation puts a Service in the mesh (objects.MeshAnnotation).
+const MeshAnnotation = objects.MeshAnnotation
 
 // ErrSplit groups the problems of a TrafficSplit.
 const ErrSplit = "SplitError"

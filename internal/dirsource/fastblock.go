@@ -171,7 +171,7 @@ func (s *fastScanner) flowScalar(p int) (scalarText, int, bool) {
 		return s.quoted(p)
 	}
 	start := p
-	if c := s.at(p); !isAlnum(c) && c != '/' && !(c == '-' && isAlnum(s.at(p+1))) {
+	if c := s.at(p); !isAlnum(c) && c != '/' && (c != '-' || !isAlnum(s.at(p+1))) {
 		return scalarText{}, p, false
 	}
 	// Words separated by single spaces are one scalar, as in "{a: b c}".

@@ -71,7 +71,7 @@ func validateLabels(labels map[string]string, path string, more ...string) field
 func qualifiedNameOK(s string) bool {
 	prefix, name, found := strings.Cut(s, "/")
 	if !found {
-		name, prefix = prefix, ""
+		name = prefix
 	} else if prefix == "" || !subdomainOK(prefix) {
 		return false
 	}

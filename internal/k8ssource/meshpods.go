@@ -5,12 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // meshNamespaces decides which Pods reach builds: only those of the
-// namespaces in the mesh, the namespaces annotated with dag.MeshAnnotation
+// namespaces in the mesh, the namespaces annotated with objects.MeshAnnotation
 // or holding a Service so annotated. The mesh reads Pods only to tell who
 // runs as which ServiceAccount there; a Pod elsewhere is no source a
 // TrafficTarget can name and selects no mesh Service, and passing it on
@@ -55,9 +54,9 @@ func (s *Source) updateMeshNamespaces(dirty map[objects.Key]struct{}) {
 		before := m.has(ns)
 		switch o := s.Get(k).(type) {
 		case *corev1.Namespace:
-			m.annotated[ns] = o.Annotations[dag.MeshAnnotation] == "true"
+			m.annotated[ns] = o.Annotations[objects.MeshAnnotation] == "true"
 		case *corev1.Service:
-			m.setService(k, o.Annotations[dag.MeshAnnotation] == "true")
+			m.setService(k, o.Annotations[objects.MeshAnnotation] == "true")
 		default: // deleted
 			if k.Kind == objects.KindNamespace {
 				delete(m.annotated, ns)

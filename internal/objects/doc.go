@@ -6,3 +6,11 @@
 // copying them. Keys name objects (including ones that do not exist yet),
 // which lets the incremental builder record what each result read.
 package objects
+
+// MeshAnnotation, set to "true" on a Service or on its Namespace, puts the
+// Service in the mesh: workloads reach it east-west through proxyless
+// gRPC, DNS and the node proxies. A Service annotated "false" stays out of
+// a mesh namespace. It lives here, beside the objects it marks, because
+// the sources read it too (the Kubernetes source passes on only the Pods
+// of mesh namespaces), and a source knows nothing of the DAG.
+const MeshAnnotation = "switchyard.dev/mesh"

@@ -76,7 +76,10 @@ func externalNameCluster(name string, spec *dag.ClusterSpec, typ envoy_config_cl
 // every 5s) apply.
 func setDNSResolution(c *envoy_config_cluster_v3.Cluster, opts Options) {
 	if opts.DNSRefreshRate > 0 {
-		c.DnsRefreshRate = duration(opts.DNSRefreshRate)
+		// Envoy 1.40 deprecates the field for the envoy.clusters.dns
+		// extension but still honours it, and the cluster stays a plain
+		// STRICT_DNS one that every Envoy of the supported range reads.
+		c.DnsRefreshRate = duration(opts.DNSRefreshRate) //nolint:staticcheck // see above
 	}
 	if len(opts.DNSResolvers) == 0 {
 		return
