@@ -165,7 +165,7 @@ bench-dir:
 	    $(GO) run ./cmd/switchyard gen --proxies $$((n + n / 10)) --included $$((n / 10)) $(BENCH_GEN_FLAGS) --out $$dir || exit 1; \
 	  fi; \
 	  echo "roots: $$n ($$dir)"; uptime; \
-	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench 'Load$$|YAMLFloor' -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/dirsource || exit 1; \
+	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench 'Load$$|YAMLFloor|FastScan' -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/dirsource || exit 1; \
 	  SWITCHYARD_BENCH_DIR=$$dir $(GO) test $(BENCH_FLAGS) -run '^$$' -bench TimeToFirstConfig -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/server || exit 1; \
 	done
 
