@@ -7,7 +7,6 @@ import (
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -93,16 +92,16 @@ func splitAround(b []byte, field protowire.Number) (prefix, suffix []byte, ok bo
 }
 
 // encodeFallbackVirtualHost encodes what a secure host adds to the
-// fallback route configuration, nil when it adds nothing. Virtual hosts
-// carry maps (typed_per_filter_config, metadata), so they go through the
-// deterministic reflection encoder, as route configurations do in
-// xdsres.Marshal, which sorts map entries.
+// fallback route configuration, nil when it adds nothing. It uses the
+// encoder of route configurations (xdsres.Marshal sorts a virtual host's
+// maps as it sorts theirs), so that the spliced configuration is
+// byte-identical to one encoded whole.
 func encodeFallbackVirtualHost(svh *dag.SecureVirtualHost) ([]byte, error) {
 	vh := translator.FallbackVirtualHost(svh)
 	if vh == nil {
 		return nil, nil
 	}
-	return proto.MarshalOptions{Deterministic: true}.Marshal(vh)
+	return xdsres.Marshal(vh)
 }
 
 func (f *fallbackRoutes) put(fqdn string, enc []byte, secret string) {

@@ -85,9 +85,16 @@ func Marshal(m proto.Message) ([]byte, error) {
 // Every other type Switchyard serves keeps its maps to one entry or
 // packs them into Anys encoded deterministically; the vtprotobuf build
 // of the engine's tests (make unit-vtproto) fails if that changes.
+//
+// Virtual hosts go the same way: the engine encodes a virtual host on its
+// own to splice it into a route configuration (the fallback certificate's),
+// and the spliced bytes must equal the whole configuration's encoding.
 func vtDeterministic(m proto.Message) bool {
-	_, routes := m.(*envoy_config_route_v3.RouteConfiguration)
-	return !routes
+	switch m.(type) {
+	case *envoy_config_route_v3.RouteConfiguration, *envoy_config_route_v3.VirtualHost:
+		return false
+	}
+	return true
 }
 
 // NewResource encodes a resource and derives its version from the bytes.
