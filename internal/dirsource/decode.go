@@ -354,7 +354,7 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 		d.problem(line, h, Error, prefix+msg)
 		return
 	}
-	compact(obj)
+	objects.Compact(obj)
 	d.objs = append(d.objs, decoded{key: key, obj: obj, line: line})
 }
 

@@ -1,11 +1,13 @@
 package objects
 
 import (
+	"reflect"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -31,9 +33,8 @@ func Compact(obj runtime.Object) {
 		m.SetNamespace(Intern(m.GetNamespace()))
 		m.SetLabels(internMap(m.GetLabels()))
 	}
-	if t, err := meta.TypeAccessor(obj); err == nil {
-		t.SetAPIVersion(Intern(t.GetAPIVersion()))
-		t.SetKind(Intern(t.GetKind()))
+	if t := typeMeta(obj); t != nil {
+		t.APIVersion, t.Kind = Intern(t.APIVersion), Intern(t.Kind)
 	}
 	switch o := obj.(type) {
 	case *corev1.Service:
@@ -108,4 +109,20 @@ func sharedBool(b *bool) *bool {
 	default:
 		return &no
 	}
+}
+
+// typeMeta is the TypeMeta every Kubernetes type embeds, nil for an object
+// without one. meta.TypeAccessor would not do: it sets apiVersion by
+// formatting a parsed group and version again, a fresh string each time.
+func typeMeta(obj runtime.Object) *metav1.TypeMeta {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("TypeMeta")
+	if !f.IsValid() || !f.CanAddr() {
+		return nil
+	}
+	t, _ := f.Addr().Interface().(*metav1.TypeMeta)
+	return t
 }
