@@ -203,7 +203,7 @@ SMOKE_BASELINE ?= site/bench/smoke-baseline.txt
 SMOKE_NEW ?= $(BENCH_DIR_ROOT)/smoke.txt
 SMOKE_TOLERANCE ?= 10
 SMOKE_RUN = echo "nproc: $$(nproc); load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
-	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 5x \
+	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 5x -cpu 2 \
 	  -bench '^(BenchmarkFullBuild|BenchmarkOneProxyChanged)$$/^proxies=1k$$' ./internal/incremental ./internal/pipeline
 
 ## bench-smoke: the smoke benchmarks, checked against SMOKE_BASELINE.

@@ -90,7 +90,7 @@ func parse(r io.Reader) (results, error) {
 		if _, err := strconv.Atoi(f[1]); err != nil {
 			continue
 		}
-		name := f[0]
+		name := withoutProcs(f[0])
 		if out[name] == nil {
 			out[name] = map[string]float64{}
 		}
@@ -105,6 +105,20 @@ func parse(r io.Reader) (results, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// withoutProcs drops the -N that go test appends to a benchmark's name
+// when GOMAXPROCS is N > 1, so that a run on a machine with another number
+// of cores still finds its baseline.
+func withoutProcs(name string) string {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return name
+	}
+	if _, err := strconv.Atoi(name[i+1:]); err != nil {
+		return name
+	}
+	return name[:i]
 }
 
 // compare prints a table of both runs and returns a line per regression.
