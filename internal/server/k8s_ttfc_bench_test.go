@@ -27,9 +27,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/k8ssource"
 	"github.com/switchyard-dev/switchyard/internal/perf"
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
-	"github.com/switchyard-dev/switchyard/internal/server"
 	"github.com/switchyard-dev/switchyard/internal/testenv"
-	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
 // kube is the API server of the Kubernetes benchmark, started only when it
@@ -91,25 +89,9 @@ func k8sFirstConfig(b *testing.B, env *testenv.Env) (sync, first time.Duration) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := server.Config{XDSAddress: "127.0.0.1:0", Holdoff: server.DefaultHoldoff, MaxWait: server.DefaultMaxWait, Log: log}
-	cfg.Pipeline.Translator = translator.DefaultOptions()
-	s := server.New(cfg)
-	addr, err := s.ListenXDS()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, src) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("control plane: %v", err)
-		}
-	}()
 	// Connected while the informers list: it waits, as Envoy does, for the
 	// first build.
-	firstResponses(ctx, b, addr)
+	untilFirstConfig(b, src, log)
 	end := time.Now()
 	at := time.Unix(0, synced.Load())
 	return at.Sub(start), end.Sub(at)

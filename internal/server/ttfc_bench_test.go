@@ -44,12 +44,15 @@ func benchFirstConfig(b *testing.B, dir string) {
 }
 
 func firstConfig(b *testing.B, dir string) int {
-	cfg := server.Config{
-		XDSAddress: "127.0.0.1:0",
-		Holdoff:    server.DefaultHoldoff,
-		MaxWait:    server.DefaultMaxWait,
-		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return untilFirstConfig(b, &server.DirSource{Root: dir, Log: log}, log)[resource.ClusterType]
+}
+
+// untilFirstConfig runs a control plane, as serve does, on src until an
+// ADS stream connected from the start has its first CDS and LDS
+// responses, and returns how many resources of each they hold.
+func untilFirstConfig(b *testing.B, src server.Source, log *slog.Logger) map[string]int {
+	cfg := server.Config{XDSAddress: "127.0.0.1:0", Holdoff: server.DefaultHoldoff, MaxWait: server.DefaultMaxWait, Log: log}
 	cfg.Pipeline.Translator = translator.DefaultOptions()
 	s := server.New(cfg)
 	addr, err := s.ListenXDS()
@@ -58,14 +61,14 @@ func firstConfig(b *testing.B, dir string) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
+	go func() { done <- s.Run(ctx, src) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			b.Errorf("control plane: %v", err)
 		}
 	}()
-	return firstResponses(ctx, b, addr)[resource.ClusterType]
+	return firstResponses(ctx, b, addr)
 }
 
 // firstResponses connects to the xDS port at once, as an Envoy started
