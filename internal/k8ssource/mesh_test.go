@@ -2,7 +2,6 @@ package k8ssource_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,20 +81,8 @@ func TestMeshKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	src, err := k8ssource.New(k8ssource.Config{REST: env.Config, Namespaces: []string{ns}, Mesh: true, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
-	initial, err := src.Start(runCtx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[objects.Key]runtime.Object{}
-	for _, c := range initial {
-		got[c.Key] = c.Object
-	}
+	r := startSourceWith(t, k8ssource.Config{Namespaces: []string{ns}, Mesh: true})
+	got := r.initial
 	ts, _ := got[objects.Key{Kind: objects.KindTrafficSplit, Namespace: ns, Name: "reviews"}].(*splitv1alpha4.TrafficSplit)
 	if ts == nil || ts.Spec.Service != "reviews" || len(ts.Spec.Backends) != 2 || ts.Spec.Backends[0].Weight != 70 || len(ts.Spec.Matches) != 1 {
 		t.Fatalf("TrafficSplit read as %+v", ts)
@@ -123,14 +110,6 @@ func TestMeshKinds(t *testing.T) {
 		t.Errorf("the Namespace keeps what no build reads: spec %+v, status %+v, %d managed fields", nsObj.Spec, nsObj.Status, len(nsObj.ManagedFields))
 	}
 
-	r := &run{src: src, initial: got}
-	go func() {
-		_ = src.Run(runCtx, func(b []objects.Change) {
-			r.mu.Lock()
-			r.batches = append(r.batches, b)
-			r.mu.Unlock()
-		})
-	}()
 	c, err := k8ssource.RESTClient(env.Config, splitv1alpha4.SchemeGroupVersion)
 	if err != nil {
 		t.Fatal(err)
