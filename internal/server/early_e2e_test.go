@@ -45,15 +45,7 @@ func TestClientsConnectBeforeTheFirstBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := &gatedSource{Source: &server.DirSource{Root: dir, Log: log}, release: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, src) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("control plane: %v", err)
-		}
-	})
+	runSource(t, s, src)
 
 	conn, err := net.DialTimeout("tcp", addr.String(), 5*time.Second)
 	if err != nil {
@@ -66,7 +58,7 @@ func TestClientsConnectBeforeTheFirstBuild(t *testing.T) {
 	c := grpcClientAt(t, addr, "app.example.com")
 	answered := make(chan error, 1)
 	go func() {
-		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer rcancel()
 		_, err := c.UnaryCall(rctx, &testgrpc.SimpleRequest{}, grpc.WaitForReady(true))
 		answered <- err

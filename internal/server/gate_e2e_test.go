@@ -203,15 +203,7 @@ func serveObjects(t *testing.T, opts translator.Options, initial []objects.Chang
 	}
 	cfg.Pipeline.Translator = opts
 	s := server.New(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, src) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("control plane: %v", err)
-		}
-	})
+	runSource(t, s, src)
 	// The first build of the largest inputs here (a 10,000-route host)
 	// takes over a minute under -race on a busy 2-core machine.
 	waitFor(t, 3*time.Minute, "the xDS server to listen", func() bool { return s.XDSAddr() != nil })

@@ -45,14 +45,21 @@ func startServer(t *testing.T, dir, addr string, mutate func(*server.Config)) *r
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	r := &running{Server: server.New(cfg), done: make(chan error, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() { r.done <- r.Run(ctx, &server.DirSource{Root: dir, Log: cfg.Log}) }()
-	t.Cleanup(func() { r.stop(t) })
+	r := runSource(t, server.New(cfg), &server.DirSource{Root: dir, Log: cfg.Log})
 	// The first build of the largest inputs here (a 10,000-route host)
 	// takes over a minute under -race on a busy 2-core machine.
 	waitFor(t, 3*time.Minute, "the xDS server to listen", func() bool { return r.XDSAddr() != nil })
+	return r
+}
+
+// runSource runs s on src until the test ends (or stop).
+func runSource(t *testing.T, s *server.Server, src server.Source) *running {
+	t.Helper()
+	r := &running{Server: s, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- r.Run(ctx, src) }()
+	t.Cleanup(func() { r.stop(t) })
 	return r
 }
 
