@@ -23,7 +23,6 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // Validate runs ValidateAll on m and on every message packed in an Any
@@ -110,46 +109,4 @@ func described(name protoreflect.FullName, msg proto.Message, err error, so []er
 		out = append(out, fmt.Errorf("%s: %s", name, d))
 	}
 	return out
-}
-
-// visit calls fn on m and on every message inside it, unpacking Anys;
-// packed is true for m itself and for each message an Any held. An Any
-// that does not unmarshal is reported to bad.
-func visit(m proto.Message, fn func(msg proto.Message, packed bool), bad func(error)) {
-	fn(m, true)
-	var rec func(protoreflect.Message)
-	each := func(x protoreflect.Message) {
-		a, ok := x.Interface().(*anypb.Any)
-		if !ok {
-			fn(x.Interface(), false)
-			rec(x)
-			return
-		}
-		inner, err := a.UnmarshalNew()
-		if err != nil {
-			bad(fmt.Errorf("typed_config %s: %w", a.GetTypeUrl(), err))
-			return
-		}
-		fn(inner, true)
-		rec(inner.ProtoReflect())
-	}
-	rec = func(pm protoreflect.Message) {
-		pm.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				for i := range v.List().Len() {
-					each(v.List().Get(i).Message())
-				}
-			case fd.IsMap() && fd.MapValue().Message() != nil:
-				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-					each(mv.Message())
-					return true
-				})
-			case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
-				each(v.Message())
-			}
-			return true
-		})
-	}
-	rec(m.ProtoReflect())
 }
