@@ -18,27 +18,36 @@ func endpointProblems(cla *envoy_config_endpoint_v3.ClusterLoadAssignment) []err
 	var errs []error
 	for i, l := range cla.GetEndpoints() {
 		for j, lb := range l.GetLbEndpoints() {
-			field := fmt.Sprintf("endpoints[%d].lb_endpoints[%d].endpoint.address", i, j)
-			errs = append(errs, addressProblems(field, lb.GetEndpoint().GetAddress())...)
+			errs = append(errs, addressProblems(i, j, -1, lb.GetEndpoint().GetAddress())...)
 			for k, a := range lb.GetEndpoint().GetAdditionalAddresses() {
-				errs = append(errs, addressProblems(fmt.Sprintf("endpoints[%d].lb_endpoints[%d].endpoint.additional_addresses[%d].address", i, j, k), a.GetAddress())...)
+				errs = append(errs, addressProblems(i, j, k, a.GetAddress())...)
 			}
 		}
 	}
 	return errs
 }
 
-func addressProblems(field string, a *envoy_config_core_v3.Address) []error {
+// addressProblems checks the address of endpoints[i].lb_endpoints[j]
+// (its additional_addresses[k] unless k is -1). The field's name is
+// written only when there is a problem: every endpoint of every load
+// assignment served is checked here.
+func addressProblems(i, j, k int, a *envoy_config_core_v3.Address) []error {
 	sa := a.GetSocketAddress()
 	if sa == nil {
 		return nil
 	}
+	field := func() string {
+		if k < 0 {
+			return fmt.Sprintf("endpoints[%d].lb_endpoints[%d].endpoint.address", i, j)
+		}
+		return fmt.Sprintf("endpoints[%d].lb_endpoints[%d].endpoint.additional_addresses[%d].address", i, j, k)
+	}
 	var errs []error
 	if _, err := netip.ParseAddr(sa.GetAddress()); err != nil && sa.GetResolverName() == "" {
-		errs = append(errs, fmt.Errorf("%s.socket_address.address: %q is not an IP address", field, sa.GetAddress()))
+		errs = append(errs, fmt.Errorf("%s.socket_address.address: %q is not an IP address", field(), sa.GetAddress()))
 	}
 	if p, ok := sa.GetPortSpecifier().(*envoy_config_core_v3.SocketAddress_PortValue); ok && (p.PortValue == 0 || p.PortValue > 65535) {
-		errs = append(errs, fmt.Errorf("%s.socket_address.port_value: %d is not a port (1-65535)", field, p.PortValue))
+		errs = append(errs, fmt.Errorf("%s.socket_address.port_value: %d is not a port (1-65535)", field(), p.PortValue))
 	}
 	return errs
 }
