@@ -60,7 +60,7 @@ func (e *Engine) settleDNS() {
 	out := make([][2]encoded, len(fresh))
 	forEach(len(fresh), func(_, i int) {
 		d := fresh[i]
-		out[i][0] = encode(translator.DNSCluster(d.winner.name, e.cfg.Translator))
+		out[i][0] = e.encode(translator.DNSCluster(d.winner.name, e.cfg.Translator))
 		if !translator.ServesEndpoints(&d.entry.cluster.Spec) {
 			return // a CNAME: no load assignment, as translator.DNS
 		}
@@ -70,7 +70,7 @@ func (e *Engine) settleDNS() {
 			c := d.entry.cluster
 			cla = translator.LoadAssignment(c.Name, &c.Spec, e.snap, e.cfg.Translator)
 		}
-		out[i][1] = encode(translator.LoadAssignmentAs(cla, d.winner.name.Name))
+		out[i][1] = e.encode(translator.LoadAssignmentAs(cla, d.winner.name.Name))
 	})
 	for i, d := range fresh {
 		name := d.winner.name.Name

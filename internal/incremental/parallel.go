@@ -60,6 +60,22 @@ func encode(m proto.Message) encoded {
 	return encoded{r, err}
 }
 
+// InspectFunc is what Config.Inspect holds: what it returns for the
+// message m that r was encoded from is kept in r.Inspected.
+type InspectFunc func(m proto.Message, r *xdsres.Resource) any
+
+// encodeInspected is encode followed by Config.Inspect, when set.
+func encodeInspected(m proto.Message, inspect InspectFunc) encoded {
+	enc := encode(m)
+	if inspect != nil && enc.res != nil {
+		enc.res.Inspected = inspect(m, enc.res)
+	}
+	return enc
+}
+
+// encode is encode followed by the engine's Config.Inspect.
+func (e *Engine) encode(m proto.Message) encoded { return encodeInspected(m, e.cfg.Inspect) }
+
 // keep records an encoding error for Update to return and returns the
 // resource (nil when it failed: the resource is left out).
 func (e *Engine) keep(enc encoded) *xdsres.Resource {

@@ -127,10 +127,10 @@ func (e *Engine) output(r *rootUnit) *rootOutput {
 // translateRoot translates and encodes what one root serves: the same
 // per-host resources translator.Envoy and translator.GRPC make. It reads
 // nothing but its arguments, so roots are translated in parallel.
-func translateRoot(res *dag.RootResult, opts translator.Options) *rootOutput {
+func translateRoot(res *dag.RootResult, opts translator.Options, inspect InspectFunc) *rootOutput {
 	out := &rootOutput{}
 	enc := func(m proto.Message) *xdsres.Resource {
-		r := encode(m)
+		r := encodeInspected(m, inspect)
 		if r.err != nil && out.err == nil {
 			out.err = r.err
 		}

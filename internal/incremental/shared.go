@@ -220,7 +220,7 @@ func (e *Engine) computePending() {
 		ce, a := list[i], &out[i]
 		if ce.fresh {
 			a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
-			a.res = encode(a.cluster)
+			a.res = e.encode(a.cluster)
 			a.claMsg = e.loadAssignment(ce, a)
 		}
 		if ce.grpcRefs > 0 && (ce.fresh || ce.grpcFresh) {
@@ -283,7 +283,7 @@ func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments) *envoy_config_
 		return nil
 	}
 	m := translator.LoadAssignment(ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
-	a.cla = encode(m)
+	a.cla = e.encode(m)
 	a.n++
 	return m
 }
@@ -292,7 +292,7 @@ func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments) *envoy_config_
 // encoded from m) when the shaping changes nothing.
 func (e *Engine) grpcCluster(ce *clusterEntry, m *envoy_config_cluster_v3.Cluster, res encoded) encoded {
 	if g := translator.GRPCClusterOf(m, ce.cluster, e.cfg.Translator); g != m {
-		return encode(g)
+		return e.encode(g)
 	}
 	return res
 }
@@ -305,7 +305,7 @@ func (e *Engine) grpcAssignment(ce *clusterEntry, claMsg *envoy_config_endpoint_
 		return encoded{}
 	}
 	if m := translator.GRPCLoadAssignmentOf(claMsg); m != claMsg {
-		return encode(m)
+		return e.encode(m)
 	}
 	return cla
 }
@@ -353,7 +353,7 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 			a.grpcCLA = e.grpcAssignment(ce, a.claMsg, a.cla, a)
 		}
 		for _, d := range dnsNames[i] {
-			a.dns = append(a.dns, encode(translator.LoadAssignmentAs(a.claMsg, d.winner.name.Name)))
+			a.dns = append(a.dns, e.encode(translator.LoadAssignmentAs(a.claMsg, d.winner.name.Name)))
 			a.n++
 		}
 	})

@@ -42,6 +42,13 @@ import (
 // that start using it, which keep sending traffic where they did. Only
 // what changed is validated — the resources in the build's delta, and
 // those the gate holds back, until they pass.
+//
+// A resource's inspection (xdscheck.Inspect: its problems and its
+// references) is made once: by the engine as it encodes the resource, in
+// its parallel phases, from the message at hand (gateinspect.go), or,
+// for a resource made otherwise, by the gate from its encoding, on every
+// core. Either way it is the inspection of the bytes clients are sent,
+// and the groups that share a resource share it for the build.
 
 // Rejection is a resource the gate withholds, and why.
 type Rejection struct {
@@ -230,6 +237,9 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 		default:
 			if in, ok := gt.inspected[cand]; ok {
 				known = append(known, job{tn: tn, cand: cand, inspection: in})
+			} else if in, ok := precomputed(cand); ok {
+				gt.inspected[cand] = in
+				known = append(known, job{tn: tn, cand: cand, inspection: in})
 			} else {
 				jobs = append(jobs, job{tn: tn, cand: cand})
 			}
@@ -237,14 +247,7 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 	}
 	inParallel(len(jobs), func(i int) {
 		j := &jobs[i]
-		m := j.cand.Decoded()
-		if m == nil {
-			j.err = fmt.Errorf("%s %q does not decode", kindName(j.tn.typ), j.tn.name)
-			return
-		}
-		var errs []error
-		errs, j.refs = xdscheck.Inspect(m)
-		j.err = joinProblems(errs)
+		j.inspection = inspect(j.cand, j.tn.typ, j.tn.name)
 	})
 	refs := make(map[*xdsres.Resource][]xdscheck.Ref, len(jobs)+len(known))
 	for _, j := range jobs {

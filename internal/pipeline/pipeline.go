@@ -85,7 +85,7 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	snap := objects.NewSnapshot()
 	p := &Pipeline{
 		cfg: cfg, cache: c, snap: snap,
-		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log}),
+		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log, Inspect: inspectEncoded}),
 		stagers: map[xdsres.Group]*stager{},
 		gate:    NewGate(),
 	}

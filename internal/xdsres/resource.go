@@ -35,6 +35,11 @@ type Resource struct {
 	// Message is the decoded resource, kept for debug output; nil for a
 	// compact resource (see Encode), whose Decoded decodes Any instead.
 	Message proto.Message
+	// Inspected is what the gate's checks found in the resource when they
+	// ran as it was encoded, from the message it was encoded from (see
+	// incremental.Config.Inspect); nil when they did not. Only the gate
+	// reads it, and clears it once read.
+	Inspected any
 }
 
 // Decoded returns the resource as a message: Message, or for a compact

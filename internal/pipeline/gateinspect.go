@@ -1,0 +1,54 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
+)
+
+// The gate's first pass inspects every resource of the build, and most
+// of them are made by the engine's parallel phases, which hold the
+// message a moment before dropping it for its encoding. Inspecting it
+// there (the engine's Config.Inspect) spares decoding it again and runs
+// on every core with the translation; the gate takes the inspection from
+// the resource (xdsres.Resource.Inspected) and inspects what has none —
+// the HTTPS listener the engine splices from its hosts' chains, secrets,
+// resources staged or patched — as before, from its encoding.
+
+// inspectEncoded is the engine's Config.Inspect: the inspection the gate
+// would make of r, from m, the message r was encoded from. It makes none
+// when r's encoding would not decode, so that the gate decodes it and
+// says so as it does for any resource.
+func inspectEncoded(m proto.Message, r *xdsres.Resource) any {
+	if !xdscheck.Decodes(m.ProtoReflect().Descriptor(), r.Any.GetValue()) {
+		return nil
+	}
+	errs, refs := xdscheck.Inspect(m)
+	return &inspection{err: joinProblems(errs), refs: refs}
+}
+
+// inspect is the gate's inspection of a resource that has none made as it
+// was encoded: its decoded message's.
+func inspect(r *xdsres.Resource, typ, name string) inspection {
+	m := r.Decoded()
+	if m == nil {
+		return inspection{err: fmt.Errorf("%s %q does not decode", kindName(typ), name)}
+	}
+	errs, refs := xdscheck.Inspect(m)
+	return inspection{err: joinProblems(errs), refs: refs}
+}
+
+// precomputed takes the inspection made as r was encoded, if any, out of
+// r: the gate keeps it for the build (Gate.inspected), and a resource
+// served for long should not hold it.
+func precomputed(r *xdsres.Resource) (inspection, bool) {
+	in, ok := r.Inspected.(*inspection)
+	if !ok {
+		return inspection{}, false
+	}
+	r.Inspected = nil
+	return *in, true
+}

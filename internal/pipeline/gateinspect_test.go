@@ -1,0 +1,127 @@
+package pipeline
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/switchyard-dev/switchyard/internal/incremental"
+	"github.com/switchyard-dev/switchyard/internal/scalegen"
+	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
+)
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestInspectionAsEncodedIsTheGates builds a generated set (TLS, ext_authz,
+// JWT, weighted services) with an engine that records what it inspects as it encodes,
+// and compares every resource's recorded inspection with the gate's own
+// from its decoded encoding: same error, same references in the same
+// order. The parallel phases make nearly all of them.
+func TestInspectionAsEncodedIsTheGates(t *testing.T) {
+	set, err := scalegen.Generate(scalegen.DirectoryShape(200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
+	var mu sync.Mutex
+	made := map[*xdsres.Resource]*inspection{}
+	p.engine = incremental.New(p.snap, incremental.Config{Translator: translator.DefaultOptions(), Inspect: func(m proto.Message, r *xdsres.Resource) any {
+		in := inspectEncoded(m, r)
+		mu.Lock()
+		defer mu.Unlock()
+		made[r], _ = in.(*inspection)
+		return in
+	}})
+	if _, err := p.Apply(set.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[*xdsres.Resource]bool{}
+	missing := map[string]int{}
+	for _, g := range groups {
+		for typ, byName := range p.engine.Targets(g.name) {
+			for name, r := range byName {
+				distinct[r] = true
+				if r.Inspected != nil {
+					t.Errorf("%s %s %q: the gate left its inspection in the resource", g.name, kindName(typ), name)
+				}
+				got, ok := made[r]
+				if !ok {
+					missing[kindName(typ)]++
+					continue
+				}
+				if got == nil {
+					t.Errorf("%s %s %q: no inspection made as it was encoded", g.name, kindName(typ), name)
+					continue
+				}
+				want := inspect(r, typ, name)
+				if errText(got.err) != errText(want.err) || !slices.Equal(got.refs, want.refs) {
+					t.Errorf("%s %s %q: inspected as encoded\n%q %v\nfrom its encoding\n%q %v", g.name, kindName(typ), name, errText(got.err), got.refs, errText(want.err), want.refs)
+				}
+			}
+		}
+	}
+	// Secrets are encoded one by one, and the HTTPS listener spliced
+	// from its hosts' chains: the gate decodes those.
+	if len(made) < len(distinct)*9/10 {
+		t.Errorf("%d of %d resources were inspected as they were encoded (not: %v); want nine in ten", len(made), len(distinct), missing)
+	}
+}
+
+// TestGateInspectsWhatHasNoInspection passes, as one build, a cluster
+// inspected as it was encoded and another encoded without, both invalid:
+// the gate withholds both, with the same problem, and serves a valid one
+// whose inspection says it is valid.
+func TestGateInspectsWhatHasNoInspection(t *testing.T) {
+	cluster := func(name string, timeout int64) *envoy_config_cluster_v3.Cluster {
+		return &envoy_config_cluster_v3.Cluster{
+			Name:                 name,
+			ClusterDiscoveryType: &envoy_config_cluster_v3.Cluster_Type{Type: envoy_config_cluster_v3.Cluster_STATIC},
+			ConnectTimeout:       durationpb.New(time.Duration(timeout) * time.Second),
+		}
+	}
+	enc := func(m *envoy_config_cluster_v3.Cluster, inspected bool) *xdsres.Resource {
+		r, err := xdsres.Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inspected {
+			r.Inspected = inspectEncoded(m, r)
+			if r.Inspected == nil {
+				t.Fatal("no inspection of a cluster that decodes")
+			}
+		}
+		return r
+	}
+	target := incremental.Targets{resource.ClusterType: {
+		"with":  enc(cluster("with", -1), true),
+		"none":  enc(cluster("none", -1), false),
+		"valid": enc(cluster("valid", 1), true),
+	}}
+	gt := NewGate()
+	gt.Begin()
+	served, _, fresh := gt.Pass(xdsres.GroupEnvoy, target, nil, true)
+	gt.End()
+	if served[resource.ClusterType]["valid"] == nil || len(served[resource.ClusterType]) != 1 {
+		t.Fatalf("want the valid cluster alone served, got %v", served[resource.ClusterType])
+	}
+	errs := map[string]string{}
+	for _, rj := range fresh {
+		errs[rj.Name] = errText(rj.Err)
+	}
+	if errs["with"] == "" || errs["none"] != errs["with"] {
+		t.Fatalf("both invalid clusters must be withheld for the same problem: %q", errs)
+	}
+}
