@@ -169,9 +169,10 @@ func (gt *Gate) servedOf(g xdsres.Group, target incremental.Targets) incremental
 		gt.served[g] = served
 		gt.held[g] = map[typeName]bool{}
 	}
-	for t := range target {
+	for t, byName := range target {
 		if served[t] == nil {
-			served[t] = map[string]*xdsres.Resource{}
+			// Sized for the first build, which serves nearly all of it.
+			served[t] = make(map[string]*xdsres.Resource, len(byName))
 		}
 	}
 	return served
@@ -179,14 +180,33 @@ func (gt *Gate) servedOf(g xdsres.Group, target incremental.Targets) incremental
 
 // toExamine lists, sorted, what changed and what the gate holds back.
 func (gt *Gate) toExamine(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) []typeName {
-	seen := map[typeName]bool{}
-	add := func(t, name string) { seen[typeName{t, name}] = true }
+	var out []typeName
 	if all {
+		// Everything the build has, listed without a set: on a first
+		// build that is every resource, and only what is served or
+		// held besides can repeat it.
+		n := 0
+		for _, byName := range target {
+			n += len(byName)
+		}
+		out = make([]typeName, 0, n)
 		for t, byName := range target {
 			for name := range byName {
-				add(t, name)
+				out = append(out, typeName{t, name})
 			}
 		}
+	}
+	seen := map[typeName]bool{}
+	add := func(t, name string) {
+		if _, listed := target[t][name]; all && listed {
+			return
+		}
+		if tn := (typeName{t, name}); !seen[tn] {
+			seen[tn] = true
+			out = append(out, tn)
+		}
+	}
+	if all {
 		for t, byName := range gt.served[g] {
 			for name := range byName {
 				add(t, name)
@@ -199,11 +219,7 @@ func (gt *Gate) toExamine(g xdsres.Group, target incremental.Targets, changes ma
 		}
 	}
 	for tn := range gt.held[g] {
-		seen[tn] = true
-	}
-	out := make([]typeName, 0, len(seen))
-	for tn := range seen {
-		out = append(out, tn)
+		add(tn.typ, tn.name)
 	}
 	slices.SortFunc(out, func(a, b typeName) int {
 		return cmp.Or(strings.Compare(a.typ, b.typ), strings.Compare(a.name, b.name))
@@ -221,9 +237,9 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 		inspection
 	}
 	if gt.inspected == nil {
-		gt.inspected = map[*xdsres.Resource]inspection{}
+		gt.inspected = make(map[*xdsres.Resource]inspection, len(examine))
 	}
-	var jobs, known []job
+	jobs, known := make([]job, 0, len(examine)/8), make([]job, 0, len(examine))
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 		cand := target[tn.typ][tn.name]
@@ -253,15 +269,17 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 	for _, j := range jobs {
 		gt.inspected[j.cand] = j.inspection
 	}
-	for _, j := range append(jobs, known...) {
-		ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
-		if j.err != nil {
-			gt.rejected[ref] = rejected{res: j.cand, err: j.err}
-			continue
+	for _, list := range [][]job{jobs, known} {
+		for _, j := range list {
+			ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
+			if j.err != nil {
+				gt.rejected[ref] = rejected{res: j.cand, err: j.err}
+				continue
+			}
+			refs[j.cand] = j.refs
+			delete(gt.rejected, ref)
+			served[j.tn.typ][j.tn.name] = j.cand
 		}
-		refs[j.cand] = j.refs
-		delete(gt.rejected, ref)
-		served[j.tn.typ][j.tn.name] = j.cand
 	}
 	return refs
 }
