@@ -23,6 +23,7 @@ import (
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // Validate runs ValidateAll on m and on every message packed in an Any
@@ -69,14 +70,14 @@ func Inspect(m proto.Message) (errs []error, refs []Ref) {
 // inspect adds to errs what ValidateAll finds in m and the messages packed
 // in it, and lists m's references.
 func inspect(m proto.Message, errs []error) ([]error, []Ref) {
-	var refs []Ref
-	visit(m, func(msg proto.Message, packed bool) {
+	in := &inspection{errs: errs}
+	visitMemo(m, func(msg proto.Message, packed bool) {
 		for _, r := range refsOf(msg) {
-			refs = append(refs, Ref{Type: refTypes[r.kind], Name: r.name})
+			in.refs = append(in.refs, Ref{Type: refTypes[r.kind], Name: r.name})
 		}
 		if hv, ok := msg.(*envoy_config_core_v3.HeaderValue); ok {
 			if err := FormatString(hv.GetValue()); err != nil {
-				errs = append(errs, fmt.Errorf("header %s: %w", hv.GetKey(), err))
+				in.errs = append(in.errs, fmt.Errorf("header %s: %w", hv.GetKey(), err))
 			}
 		}
 		if !packed {
@@ -86,14 +87,41 @@ func inspect(m proto.Message, errs []error) ([]error, []Ref) {
 		v, ok := msg.(interface{ ValidateAll() error })
 		switch {
 		case !ok:
-			errs = append(errs, fmt.Errorf("%s has no ValidateAll", name))
+			in.errs = append(in.errs, fmt.Errorf("%s has no ValidateAll", name))
 		default:
 			if err := v.ValidateAll(); err != nil {
-				errs = append(errs, described(name, msg, err, errs)...)
+				in.errs = append(in.errs, described(name, msg, err, in.errs)...)
 			}
 		}
-	}, func(err error) { errs = append(errs, err) })
-	return errs, refs
+	}, func(err error) { in.errs = append(in.errs, err) }, in)
+	return in.errs, in.refs
+}
+
+// inspection is what inspect has found so far in one message. It skips
+// the Anys cleanAnys knows, taking their references from it, and tells
+// it those it finds nothing wrong in.
+type inspection struct {
+	errs []error
+	refs []Ref
+}
+
+func (in *inspection) known(a *anypb.Any) bool {
+	refs, ok := cleanAnys.get(a)
+	in.refs = append(in.refs, refs...)
+	return ok
+}
+
+func (in *inspection) mark() [2]int { return [2]int{len(in.errs), len(in.refs)} }
+
+// seen remembers a as clean when nothing was found wrong in the message
+// so far, a included: an error ValidateAll finds is left out when an
+// earlier one names its field (described), so an Any found clean after
+// errors might not be clean on its own. One found clean with none before
+// is clean wherever it is, what it holds being checked on its own.
+func (in *inspection) seen(a *anypb.Any, at [2]int) {
+	if at[0] == 0 && len(in.errs) == 0 {
+		cleanAnys.put(a, in.refs[at[1]:])
+	}
 }
 
 // described is a ValidateAll error of msg (named name), one error per

@@ -41,12 +41,26 @@ var anyName = (*anypb.Any)(nil).ProtoReflect().Descriptor().FullName()
 // load assignment or a route is addresses, matchers and numbers, which
 // ValidateAll of the packed message covers already.
 func visit(m proto.Message, fn func(msg proto.Message, packed bool), bad func(error)) {
-	fn(m, true)
-	pm := m.ProtoReflect()
-	walk(pm, planOf(pm.Descriptor()), fn, bad)
+	visitMemo(m, fn, bad, nil)
 }
 
-func walk(pm protoreflect.Message, p *plan, fn func(proto.Message, bool), bad func(error)) {
+// anyMemo lets visit skip the content of an Any: known reports that the
+// caller has accounted for it; mark and seen bracket the visit of one it
+// did not, so that the caller can remember what it found.
+type anyMemo interface {
+	known(a *anypb.Any) bool
+	mark() [2]int
+	seen(a *anypb.Any, at [2]int)
+}
+
+// visitMemo is visit, asking memo (unless nil) before unpacking an Any.
+func visitMemo(m proto.Message, fn func(msg proto.Message, packed bool), bad func(error), memo anyMemo) {
+	fn(m, true)
+	pm := m.ProtoReflect()
+	walk(pm, planOf(pm.Descriptor()), fn, bad, memo)
+}
+
+func walk(pm protoreflect.Message, p *plan, fn func(proto.Message, bool), bad func(error), memo anyMemo) {
 	for _, f := range p.fields {
 		fd := f.fd
 		if !pm.Has(fd) {
@@ -57,31 +71,38 @@ func walk(pm protoreflect.Message, p *plan, fn func(proto.Message, bool), bad fu
 		case fd.IsList():
 			l := v.List()
 			for i := range l.Len() {
-				enter(l.Get(i).Message(), f.plan, fn, bad)
+				enter(l.Get(i).Message(), f.plan, fn, bad, memo)
 			}
 		case fd.IsMap():
 			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-				enter(mv.Message(), f.plan, fn, bad)
+				enter(mv.Message(), f.plan, fn, bad, memo)
 				return true
 			})
 		default:
-			enter(v.Message(), f.plan, fn, bad)
+			enter(v.Message(), f.plan, fn, bad, memo)
 		}
 	}
 }
 
-func enter(x protoreflect.Message, p *plan, fn func(proto.Message, bool), bad func(error)) {
+func enter(x protoreflect.Message, p *plan, fn func(proto.Message, bool), bad func(error), memo anyMemo) {
 	if !p.any {
 		if p.show {
 			fn(x.Interface(), false)
 		}
-		walk(x, p, fn, bad)
+		walk(x, p, fn, bad, memo)
 		return
 	}
 	a, ok := x.Interface().(*anypb.Any)
 	if !ok {
 		bad(fmt.Errorf("%s is not an anypb.Any", x.Descriptor().FullName()))
 		return
+	}
+	var at [2]int
+	if memo != nil {
+		if memo.known(a) {
+			return
+		}
+		at = memo.mark()
 	}
 	inner, err := a.UnmarshalNew()
 	if err != nil {
@@ -90,7 +111,10 @@ func enter(x protoreflect.Message, p *plan, fn func(proto.Message, bool), bad fu
 	}
 	fn(inner, true)
 	ipm := inner.ProtoReflect()
-	walk(ipm, planOf(ipm.Descriptor()), fn, bad)
+	walk(ipm, planOf(ipm.Descriptor()), fn, bad, memo)
+	if memo != nil {
+		memo.seen(a, at)
+	}
 }
 
 // plan is how visit walks messages of one type: whether it shows them to

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -79,6 +80,45 @@ func shown(t *testing.T, m proto.Message, v func(proto.Message, func(proto.Messa
 	return out
 }
 
+// testCleanAnys inspects every message with cleanAnys empty and unused,
+// then twice with it: what it remembers must change nothing.
+func testCleanAnys(t *testing.T, ms []proto.Message) {
+	// Map entries are walked in Go's random order: the problems and
+	// references compare as sets.
+	text := func(errs []error, refs []Ref) string {
+		var out []string
+		for _, err := range errs {
+			out = append(out, err.Error())
+		}
+		for _, r := range refs {
+			out = append(out, r.Type+" "+r.Name)
+		}
+		slices.Sort(out)
+		return strings.Join(out, "\n")
+	}
+	saved := cleanAnys
+	defer func() { cleanAnys = saved }()
+	cleanAnys = &anyCache{}
+	var want []string
+	for _, m := range ms {
+		want = append(want, text(Inspect(m)))
+	}
+	if cleanAnys.byType != nil {
+		t.Fatal("a cache of no size remembered something")
+	}
+	cleanAnys = &anyCache{limit: 8 << 20}
+	for pass := range 2 {
+		for i, m := range ms {
+			if got := text(Inspect(m)); got != want[i] {
+				t.Errorf("pass %d, %s %q: with cleanAnys\n%s\nwithout\n%s", pass, m.ProtoReflect().Descriptor().FullName(), resourceName(m), got, want[i])
+			}
+		}
+	}
+	if len(cleanAnys.byType) == 0 {
+		t.Error("cleanAnys remembered nothing")
+	}
+}
+
 // TestVisitShowsWhatAFullWalkShows compares visit with a walk of every
 // field on every resource of the translator's golden cases, in every
 // group, and on messages that hold what it must not miss at depth: a
@@ -118,6 +158,7 @@ func TestVisitShowsWhatAFullWalkShows(t *testing.T) {
 	if len(ms) < 500 {
 		t.Fatalf("only %d resources: the golden cases did not load", len(ms))
 	}
+	t.Run("cleanAnys", func(t *testing.T) { testCleanAnys(t, ms) })
 	for _, m := range ms {
 		got, want := shown(t, m, visit), shown(t, m, visitEverything)
 		if !slices.Equal(got, want) {

@@ -1,0 +1,55 @@
+package xdscheck
+
+import (
+	"slices"
+	"sync"
+
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// cleanAnys remembers the Anys inspect found nothing wrong in, by type URL
+// and bytes, with the references found in them: the filters of every
+// HTTP connection manager, the connection managers of a gRPC host's
+// server listeners, a team's per-route settings repeat byte for byte
+// across thousands of resources, and unpacking and validating each again
+// is most of what inspecting them costs. What an Any holds is checked on
+// its own (ValidateAll of the unpacked message, and of the Anys inside
+// it), so the same bytes are clean wherever they are.
+var cleanAnys = &anyCache{limit: 8 << 20}
+
+// anyCache is safe for concurrent use; it holds at most limit bytes of
+// Anys, and starts over when full, keeping what repeats from then on.
+type anyCache struct {
+	mu     sync.RWMutex
+	byType map[string]map[string][]Ref
+	size   int
+	limit  int
+}
+
+func (c *anyCache) get(a *anypb.Any) ([]Ref, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	refs, ok := c.byType[a.GetTypeUrl()][string(a.GetValue())]
+	return refs, ok
+}
+
+func (c *anyCache) put(a *anypb.Any, refs []Ref) {
+	n := len(a.GetTypeUrl()) + len(a.GetValue())
+	if n > c.limit/64 {
+		return // a large one is unlikely to repeat, and would crowd out many
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.size+n > c.limit || c.byType == nil {
+		c.byType, c.size = map[string]map[string][]Ref{}, 0
+	}
+	byValue := c.byType[a.GetTypeUrl()]
+	if byValue == nil {
+		byValue = map[string][]Ref{}
+		c.byType[a.GetTypeUrl()] = byValue
+	}
+	if _, ok := byValue[string(a.GetValue())]; !ok {
+		byValue[string(a.GetValue())] = slices.Clip(slices.Clone(refs))
+		c.size += n
+	}
+}
