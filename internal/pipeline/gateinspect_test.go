@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 	"testing"
@@ -81,9 +82,10 @@ func TestInspectionAsEncodedIsTheGates(t *testing.T) {
 }
 
 // TestGateInspectsWhatHasNoInspection passes, as one build, a cluster
-// inspected as it was encoded and another encoded without, both invalid:
-// the gate withholds both, with the same problem, and serves a valid one
-// whose inspection says it is valid.
+// inspected as it was encoded and another encoded without, both invalid,
+// and one whose encoding does not decode: the gate withholds the first
+// two with the same problem and the third as not decoding, and serves a
+// valid one whose inspection says it is valid.
 func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 	cluster := func(name string, timeout int64) *envoy_config_cluster_v3.Cluster {
 		return &envoy_config_cluster_v3.Cluster{
@@ -105,10 +107,24 @@ func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 		}
 		return r
 	}
+	// The fast encoder lets a string that is not UTF-8 through, and
+	// clients' decoders refuse it: no inspection is made as such a
+	// resource is encoded, and the gate finds it does not decode.
+	notUTF8 := cluster("utf8X", 1)
+	b, err := proto.Marshal(notUTF8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notUTF8.Name = "utf8\xff"
+	broken := xdsres.NewCompactResource("utf8", resource.ClusterType, bytes.Replace(b, []byte("utf8X"), []byte("utf8\xff"), 1))
+	if in := inspectEncoded(notUTF8, broken); in != nil {
+		t.Fatalf("an inspection of a resource that does not decode: %v", in)
+	}
 	target := incremental.Targets{resource.ClusterType: {
 		"with":  enc(cluster("with", -1), true),
 		"none":  enc(cluster("none", -1), false),
 		"valid": enc(cluster("valid", 1), true),
+		"utf8":  broken,
 	}}
 	gt := NewGate()
 	gt.Begin()
@@ -123,5 +139,8 @@ func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 	}
 	if errs["with"] == "" || errs["none"] != errs["with"] {
 		t.Fatalf("both invalid clusters must be withheld for the same problem: %q", errs)
+	}
+	if want := `Cluster "utf8" does not decode`; errs["utf8"] != want {
+		t.Fatalf("the cluster that is not UTF-8 must be withheld as %q, got %q", want, errs["utf8"])
 	}
 }
