@@ -7,6 +7,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // BenchmarkFirstApply is a pipeline's first batch on
@@ -33,4 +34,44 @@ func BenchmarkFirstApply(b *testing.B) {
 			cpu.Report(b, i)
 		})
 	}
+}
+
+// BenchmarkGatePass is the gate's own work in a first pass, inspections
+// aside: every resource of the 1k build comes with its inspection, as the
+// engine makes them, and a new gate passes every group.
+func BenchmarkGatePass(b *testing.B) {
+	set, err := scalegen.Generate(scalegen.DirectoryShape(1000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
+	if _, err := p.Apply(set.Changes()); err != nil {
+		b.Fatal(err)
+	}
+	made := map[*xdsres.Resource]*inspection{}
+	for _, g := range groups {
+		for typ, byName := range p.engine.Targets(g.name) {
+			for name, r := range byName {
+				in := inspect(r, typ, name)
+				made[r] = &in
+			}
+		}
+	}
+	cpu := perf.StartCPU()
+	i := 0
+	for b.Loop() {
+		i++
+		b.StopTimer()
+		for r, in := range made {
+			r.Inspected = in
+		}
+		b.StartTimer()
+		gt := NewGate()
+		gt.Begin()
+		for _, g := range groups {
+			gt.Pass(g.name, p.engine.Targets(g.name), nil, true)
+		}
+		gt.End()
+	}
+	cpu.Report(b, i)
 }
