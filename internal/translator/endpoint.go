@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -37,9 +38,47 @@ import (
 // consumers without active health checks — gRPC, the DNS balancer — would
 // otherwise read UNKNOWN and use a terminating endpoint.
 func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *envoy_config_endpoint_v3.ClusterLoadAssignment {
-	cla := &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name}
+	return AssignmentOf(spec, snap, opts).Message(name)
+}
+
+// Assignment is the content of a load assignment, without its name: what
+// LoadAssignment computes before it builds messages. The engine encodes it
+// straight to wire bytes (Encode) and never builds the messages, which
+// were most of what a full build allocated; Message builds them for the
+// callers that want a message. An Assignment is never modified once made,
+// so the groups may share it.
+type Assignment struct {
+	localities []locality
+}
+
+// locality is one LocalityLbEndpoints: one backend's endpoints in one
+// zone.
+type locality struct {
+	zone string
+	// service and port make the sub_zone, "namespace/service", or
+	// "namespace/service:port" with withPort (see subZonePort).
+	service   types.NamespacedName
+	port      int32
+	withPort  bool
+	weight    uint32
+	priority  uint32
+	endpoints []endpoint
+}
+
+// subZone is the locality's sub_zone.
+func (l *locality) subZone() string {
+	if l.withPort {
+		return l.service.String() + ":" + strconv.Itoa(int(l.port))
+	}
+	return l.service.String()
+}
+
+// AssignmentOf computes the load assignment of a cluster whose backends
+// are spec.Backends, as LoadAssignment documents.
+func AssignmentOf(spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *Assignment {
+	a := &Assignment{}
 	if spec == nil || snap == nil {
-		return cla
+		return a
 	}
 	backends := slices.Clone(spec.Backends)
 	slices.SortStableFunc(backends, compareBackends)
@@ -51,7 +90,8 @@ func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, 
 		drainZones[z] = true
 	}
 
-	var groups []backendEndpoints
+	groups := make([]backendEndpoints, 0, len(backends))
+	n := 0
 	for _, b := range backends {
 		zones := collectZones(b, snap, drainZones, opts.KeepUnusableEndpoints)
 		if len(zones) == 0 {
@@ -61,16 +101,18 @@ func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, 
 			zones = []zoneEndpoints{{}}
 		}
 		groups = append(groups, backendEndpoints{backend: b, zones: zones})
+		n += len(zones)
 	}
+	a.localities = make([]locality, 0, n)
 	for start := 0; start < len(groups); {
 		end := start + 1
 		for end < len(groups) && groups[end].backend.Priority == groups[start].backend.Priority {
 			end++
 		}
-		cla.Endpoints = append(cla.Endpoints, priorityLocalities(groups[start:end])...)
+		a.localities = appendPriorityLocalities(a.localities, groups[start:end])
 		start = end
 	}
-	return cla
+	return a
 }
 
 // LoadAssignmentAs returns LoadAssignment(name, spec, snap, opts) given
@@ -130,14 +172,12 @@ type zonedEndpoint struct {
 	endpoint
 }
 
-// priorityLocalities builds the localities of the backends of one priority.
-func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.LocalityLbEndpoints {
-	n, endpoints := 0, 0
+// appendPriorityLocalities appends the localities of the backends of one
+// priority.
+func appendPriorityLocalities(out []locality, groups []backendEndpoints) []locality {
+	n := 0
 	for _, g := range groups {
 		n += len(g.zones)
-		for _, z := range g.zones {
-			endpoints += len(z.endpoints)
-		}
 	}
 	weights := make([]uint32, len(groups))
 	healthy := make([][]int, len(groups))
@@ -151,61 +191,80 @@ func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.L
 		healthy[i] = counts[start:len(counts):len(counts)]
 	}
 	zoneWeights := localityWeights(weights, healthy)
-	subZones := subZoneNames(groups)
+	for i, g := range groups {
+		withPort := subZoneWithPort(groups, i)
+		for j, z := range g.zones {
+			out = append(out, locality{
+				zone:      z.zone,
+				service:   g.backend.Service,
+				port:      g.backend.Port,
+				withPort:  withPort,
+				weight:    zoneWeights[i][j],
+				priority:  g.backend.Priority,
+				endpoints: z.endpoints,
+			})
+		}
+	}
+	return out
+}
 
-	// One allocation for all the localities' messages: a build makes
-	// thousands of them.
+// subZoneWithPort reports whether the localities of groups[i] are named
+// "namespace/service:port" rather than "namespace/service": a Service listed
+// twice in one priority (two of its ports) is named with the port: two
+// localities with the same identity in one priority would be merged by
+// Envoy, which keys locality weights by locality and so keeps only one of
+// the two weights, and rejected by gRPC.
+func subZoneWithPort(groups []backendEndpoints, i int) bool {
+	// A priority has a few backends: counting them pairwise is cheaper
+	// than a map.
+	for j, o := range groups {
+		if j != i && o.backend.Service == groups[i].backend.Service {
+			return true
+		}
+	}
+	return false
+}
+
+// Message builds the ClusterLoadAssignment named name, for the callers
+// that need a message: the translator's own output (render, the golden
+// files, the reference build) and the tests that check Encode against it.
+func (a *Assignment) Message(name string) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+	cla := &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name}
+	if len(a.localities) == 0 {
+		return cla
+	}
+	endpoints := 0
+	for i := range a.localities {
+		endpoints += len(a.localities[i].endpoints)
+	}
+	// One allocation for all the localities' messages.
 	type localityBlock struct {
 		lle      envoy_config_endpoint_v3.LocalityLbEndpoints
 		locality envoy_config_core_v3.Locality
 		weight   wrapperspb.UInt32Value
 	}
-	blocks := make([]localityBlock, n)
-	out := make([]*envoy_config_endpoint_v3.LocalityLbEndpoints, 0, n)
+	blocks := make([]localityBlock, len(a.localities))
+	cla.Endpoints = make([]*envoy_config_endpoint_v3.LocalityLbEndpoints, len(a.localities))
 	// And one for all their endpoints' messages, cut per locality.
 	epBlocks := make([]lbEndpointBlock, endpoints)
 	eps := make([]*envoy_config_endpoint_v3.LbEndpoint, endpoints)
-	for i, g := range groups {
-		for j, z := range g.zones {
-			b := &blocks[len(out)]
-			b.locality.Zone, b.locality.SubZone = z.zone, subZones[i]
-			b.weight.Value = zoneWeights[i][j]
-			b.lle.Locality = &b.locality
-			k := len(z.endpoints)
-			b.lle.LbEndpoints = lbEndpoints(epBlocks[:k:k], eps[:k:k], z.endpoints)
-			epBlocks, eps = epBlocks[k:], eps[k:]
-			b.lle.LoadBalancingWeight = &b.weight
-			b.lle.Priority = g.backend.Priority
-			out = append(out, &b.lle)
-		}
+	for i := range a.localities {
+		l, b := &a.localities[i], &blocks[i]
+		b.locality.Zone, b.locality.SubZone = l.zone, l.subZone()
+		b.weight.Value = l.weight
+		b.lle.Locality = &b.locality
+		k := len(l.endpoints)
+		b.lle.LbEndpoints = lbEndpoints(epBlocks[:k:k], eps[:k:k], l.endpoints)
+		epBlocks, eps = epBlocks[k:], eps[k:]
+		b.lle.LoadBalancingWeight = &b.weight
+		b.lle.Priority = l.priority
+		cla.Endpoints[i] = &b.lle
 	}
-	return out
-}
-
-// subZoneNames names each backend's localities "namespace/service". A
-// Service listed twice in one priority (two of its ports) gets
-// "namespace/service:port" instead: two localities with the same identity
-// in one priority would be merged by Envoy, which keys locality weights by
-// locality and so keeps only one of the two weights, and rejected by gRPC.
-func subZoneNames(groups []backendEndpoints) []string {
-	out := make([]string, len(groups))
-	for i, g := range groups {
-		out[i] = g.backend.Service.String()
-		// A priority has a few backends: counting them pairwise is
-		// cheaper than a map.
-		for j, o := range groups {
-			if j != i && o.backend.Service == g.backend.Service {
-				out[i] += ":" + strconv.Itoa(int(g.backend.Port))
-				break
-			}
-		}
-	}
-	return out
+	return cla
 }
 
 // lbEndpointBlock holds the seven messages of one LbEndpoint, so that a
-// locality's endpoints take one allocation instead of seven each: they are
-// most of what a build allocates.
+// locality's endpoints take one allocation instead of seven each.
 type lbEndpointBlock struct {
 	lb     envoy_config_endpoint_v3.LbEndpoint
 	host   envoy_config_endpoint_v3.LbEndpoint_Endpoint
