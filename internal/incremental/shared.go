@@ -198,7 +198,6 @@ func (e *Engine) releaseGRPC(ce *clusterEntry) {
 type assignments struct {
 	cluster          *envoy_config_cluster_v3.Cluster
 	res, cla         encoded
-	assignment       *translator.Assignment
 	grpcRes, grpcCLA encoded
 	dns              []encoded
 	n                int
@@ -215,22 +214,24 @@ func (e *Engine) computePending() {
 		}
 	}
 	out := make([]assignments, len(list))
-	forEach(len(list), func(_, i int) {
+	bufs := make([]translator.AssignmentBuffers, workers())
+	forEach(len(list), func(w, i int) {
 		ce, a := list[i], &out[i]
+		var asg *translator.Assignment
 		if ce.fresh {
 			a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
 			a.res = encode(a.cluster)
-			a.assignment = e.loadAssignment(ce, a)
+			asg = e.loadAssignment(ce, a, &bufs[w])
 		}
 		if ce.grpcRefs > 0 && (ce.fresh || ce.grpcFresh) {
-			res, cla, asg := a.res, a.cla, a.assignment
+			res, cla := a.res, a.cla
 			if !ce.fresh {
 				// An existing cluster: its message and assignment are not
 				// kept, and are made again.
 				a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
 				res, cla = encoded{res: ce.res}, encoded{res: ce.cla}
 				if translator.ServesEndpoints(&ce.cluster.Spec) {
-					asg = translator.AssignmentOf(&ce.cluster.Spec, e.snap, e.cfg.Translator)
+					asg = bufs[w].Of(&ce.cluster.Spec, e.snap, e.cfg.Translator)
 				}
 			}
 			a.grpcRes = e.grpcCluster(ce, a.cluster, res)
@@ -258,12 +259,13 @@ func (e *Engine) computePending() {
 }
 
 // loadAssignment computes a cluster's Envoy load assignment into a, and
-// returns it for the gRPC group's.
-func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments) *translator.Assignment {
+// returns it for the gRPC group's, made in buf: valid until buf's next
+// use.
+func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments, buf *translator.AssignmentBuffers) *translator.Assignment {
 	if !translator.ServesEndpoints(&ce.cluster.Spec) {
 		return nil
 	}
-	asg := translator.AssignmentOf(&ce.cluster.Spec, e.snap, e.cfg.Translator)
+	asg := buf.Of(&ce.cluster.Spec, e.snap, e.cfg.Translator)
 	a.cla = encodeAssignment(ce.cluster.Name, asg)
 	a.n++
 	return asg
@@ -351,9 +353,10 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 		}
 	}
 	out := make([]assignments, len(list))
-	forEach(len(list), func(_, i int) {
+	bufs := make([]translator.AssignmentBuffers, workers())
+	forEach(len(list), func(w, i int) {
 		ce, a := list[i], &out[i]
-		asg := e.loadAssignment(ce, a)
+		asg := e.loadAssignment(ce, a, &bufs[w])
 		if ce.grpcRefs > 0 {
 			a.grpcCLA = e.grpcAssignment(ce, asg, a.cla, a)
 		}

@@ -76,12 +76,35 @@ func (l *locality) subZone() string {
 // AssignmentOf computes the load assignment of a cluster whose backends
 // are spec.Backends, as LoadAssignment documents.
 func AssignmentOf(spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *Assignment {
-	a := &Assignment{}
+	return new(AssignmentBuffers).Of(spec, snap, opts)
+}
+
+// AssignmentBuffers hold the working arrays of AssignmentOf, for a caller
+// that computes many assignments one after the other (the engine keeps one
+// per worker): each assignment then reuses the arrays of the one before
+// instead of allocating its own, which a build would only collect again.
+// The zero value is ready to use; it must not be used by two goroutines
+// at once.
+type AssignmentBuffers struct {
+	a        Assignment
+	backends []dag.Backend
+	groups   []backendEndpoints
+	eps      []zonedEndpoint
+	all      []endpoint
+	zones    []zoneEndpoints
+}
+
+// Of is AssignmentOf in the buffers: the assignment it returns is valid
+// until the next call, which reuses its arrays.
+func (s *AssignmentBuffers) Of(spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *Assignment {
+	s.a.localities = s.a.localities[:0]
 	if spec == nil || snap == nil {
-		return a
+		return &s.a
 	}
-	backends := slices.Clone(spec.Backends)
+	s.all, s.zones = s.all[:0], s.zones[:0]
+	backends := append(s.backends[:0], spec.Backends...)
 	slices.SortStableFunc(backends, compareBackends)
+	s.backends = backends
 	var drainZones map[string]bool
 	for _, z := range opts.DrainZones {
 		if drainZones == nil {
@@ -90,29 +113,39 @@ func AssignmentOf(spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *
 		drainZones[z] = true
 	}
 
-	groups := make([]backendEndpoints, 0, len(backends))
-	n := 0
+	groups := s.groups[:0]
 	for _, b := range backends {
-		zones := collectZones(b, snap, drainZones, opts.KeepUnusableEndpoints)
+		zones := s.collectZones(b, snap, drainZones, opts.KeepUnusableEndpoints)
 		if len(zones) == 0 {
 			// An empty locality keeps the backend's priority level present:
 			// gRPC rejects a load assignment whose priorities skip a level,
 			// which is exactly what a primary with no endpoints would do.
-			zones = []zoneEndpoints{{}}
+			zones = s.cutZones([]zoneEndpoints{{}})
 		}
 		groups = append(groups, backendEndpoints{backend: b, zones: zones})
-		n += len(zones)
 	}
-	a.localities = make([]locality, 0, n)
+	s.groups = groups
 	for start := 0; start < len(groups); {
 		end := start + 1
 		for end < len(groups) && groups[end].backend.Priority == groups[start].backend.Priority {
 			end++
 		}
-		a.localities = appendPriorityLocalities(a.localities, groups[start:end])
+		s.a.localities = appendPriorityLocalities(s.a.localities, groups[start:end])
 		start = end
 	}
-	return a
+	return &s.a
+}
+
+// cutZones copies zones to the end of s.zones and returns the copy.
+// Earlier copies keep their array when s.zones grows: they are never
+// written again.
+func (s *AssignmentBuffers) cutZones(zones []zoneEndpoints) []zoneEndpoints {
+	if cap(s.zones)-len(s.zones) < len(zones) {
+		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), len(zones), 16))
+	}
+	start := len(s.zones)
+	s.zones = append(s.zones, zones...)
+	return s.zones[start:len(s.zones):len(s.zones)]
 }
 
 // LoadAssignmentAs returns LoadAssignment(name, spec, snap, opts) given
@@ -302,7 +335,7 @@ func lbEndpoints(blocks []lbEndpointBlock, out []*envoy_config_endpoint_v3.LbEnd
 // collectZones gathers a backend's endpoints by zone, or nil when it has
 // none: its Service is missing, has no such port, or has no usable
 // endpoint.
-func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]bool, keepUnusable bool) []zoneEndpoints {
+func (s *AssignmentBuffers) collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]bool, keepUnusable bool) []zoneEndpoints {
 	svc := snap.Services[b.Service]
 	if svc == nil {
 		return nil
@@ -313,7 +346,7 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 	for _, es := range sliced {
 		n += len(es.Endpoints)
 	}
-	eps := make([]zonedEndpoint, 0, n)
+	eps := slices.Grow(s.eps[:0], n)
 	backendSlices(b, svc, sliced, nil, keepUnusable, func(es *discoveryv1.EndpointSlice, port, healthPort int32) {
 		for _, ep := range es.Endpoints {
 			health, ok := endpointHealth(ep.Conditions)
@@ -332,7 +365,8 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(addr, port), health: health, healthPort: healthPort}})
 		}
 	})
-	return byZone(eps)
+	s.eps = eps
+	return s.byZone(eps)
 }
 
 // EndpointProblem is an endpoint, or a whole EndpointSlice, that
@@ -472,22 +506,30 @@ func portLabel(name string) string {
 // endpoints by address and port. An address and port listed twice in a
 // zone (an endpoint moving between slices shows up in both for a moment)
 // is kept once, HEALTHY if either is.
-func byZone(eps []zonedEndpoint) []zoneEndpoints {
+func (s *AssignmentBuffers) byZone(eps []zonedEndpoint) []zoneEndpoints {
 	if len(eps) == 0 {
 		return nil
 	}
 	slices.SortFunc(eps, func(a, b zonedEndpoint) int {
 		return cmp.Or(cmp.Compare(a.zone, b.zone), compareHostPort(a.addr, b.addr))
 	})
-	// The zones' endpoints share one array, cut in runs.
-	all := make([]endpoint, 0, len(eps))
+	// The zones' endpoints share one array, cut in runs: the end of
+	// s.all, which must not grow while they are cut from it (a new array
+	// leaves the earlier assignments' runs in the old one).
+	if cap(s.all)-len(s.all) < len(eps) {
+		s.all = make([]endpoint, 0, max(2*cap(s.all), len(eps), 64))
+	}
+	all := s.all[len(s.all):len(s.all)]
 	zones := 1
 	for i := 1; i < len(eps); i++ {
 		if eps[i].zone != eps[i-1].zone {
 			zones++
 		}
 	}
-	out := make([]zoneEndpoints, 0, zones)
+	if cap(s.zones)-len(s.zones) < zones {
+		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), zones, 16))
+	}
+	out := s.zones[len(s.zones):len(s.zones)]
 	for i, ep := range eps {
 		if i > 0 && ep.zone == eps[i-1].zone && compareHostPort(ep.addr, eps[i-1].addr) == 0 {
 			z := &out[len(out)-1]
@@ -508,7 +550,12 @@ func byZone(eps []zonedEndpoint) []zoneEndpoints {
 			z.healthy++
 		}
 	}
-	return out
+	for i := range out {
+		out[i].endpoints = slices.Clip(out[i].endpoints)
+	}
+	s.all = s.all[:len(s.all)+len(all)]
+	s.zones = s.zones[:len(s.zones)+len(out)]
+	return slices.Clip(out)
 }
 
 // compareHostPort orders endpoints by address, then port. Addresses

@@ -15,14 +15,20 @@ import (
 // load assignment, encoded straight from an Assignment, with the encoding
 // of the messages the translator builds for it: Envoy's (LoadAssignment),
 // gRPC's (GRPCLoadAssignment, whose duplicates are dropped from messages)
-// and a DNS name's (LoadAssignmentAs). It is exported for the external
-// tests, which read the golden inputs.
-func CheckAssignmentEncoding(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) error {
+// and a DNS name's (LoadAssignmentAs). The assignment made in buf, which
+// the caller reuses from one assignment to the next as the engine does,
+// must encode the same. It is exported for the external tests, which read
+// the golden inputs.
+func CheckAssignmentEncoding(buf *AssignmentBuffers, name string, spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) error {
 	a := AssignmentOf(spec, snap, opts)
 	msg := LoadAssignment(name, spec, snap, opts)
 	got, err := a.Encode(name)
 	if err != nil {
 		return fmt.Errorf("Encode(%q): %w", name, err)
+	}
+	reused, err := buf.Of(spec, snap, opts).Encode(name)
+	if err != nil || !bytes.Equal(reused, got) {
+		return fmt.Errorf("%s: the assignment made in reused buffers encodes differently (%v):\n got %x\nwant %x", name, err, reused, got)
 	}
 	if err := sameBytes("envoy", got, msg); err != nil {
 		return fmt.Errorf("%s: %w", name, err)

@@ -23,10 +23,11 @@ func FuzzAssignmentEncoding(f *testing.F) {
 	f.Add([]byte{3, 1, 2, 0, 5, 7, 9, 11, 13, 2, 1, 0, 4, 4, 4, 4})
 	f.Add([]byte{255, 128, 64, 32, 16, 8, 4, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add([]byte("two services select the same pods in three zones, with ports out of range"))
+	var buf AssignmentBuffers
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := fuzzInput{b: data}
 		snap, spec, opts := in.build()
-		if err := CheckAssignmentEncoding("default/api/8080/da39a3ee5e", spec, snap, opts); err != nil {
+		if err := CheckAssignmentEncoding(&buf, "default/api/8080/da39a3ee5e", spec, snap, opts); err != nil {
 			t.Fatal(err)
 		}
 	})

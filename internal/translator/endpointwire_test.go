@@ -92,20 +92,21 @@ func TestAssignmentEncodingGolden(t *testing.T) {
 func checkAssignments(t *testing.T, snap *objects.Snapshot, dopts dag.Options, opts translator.Options) {
 	t.Helper()
 	d := dag.Build(snap, dopts).DAG
+	var buf translator.AssignmentBuffers
 	n := 0
 	for _, c := range d.Clusters {
 		if c == nil || !translator.ServesEndpoints(&c.Spec) {
 			continue
 		}
 		n++
-		if err := translator.CheckAssignmentEncoding(c.Name, &c.Spec, snap, opts); err != nil {
+		if err := translator.CheckAssignmentEncoding(&buf, c.Name, &c.Spec, snap, opts); err != nil {
 			t.Error(err)
 		}
 	}
 	for _, named := range d.DNSNames {
 		if named.Cluster != nil && translator.ServesEndpoints(&named.Cluster.Spec) {
 			n++
-			if err := translator.CheckAssignmentEncoding(named.Name, &named.Cluster.Spec, snap, opts); err != nil {
+			if err := translator.CheckAssignmentEncoding(&buf, named.Name, &named.Cluster.Spec, snap, opts); err != nil {
 				t.Error(err)
 			}
 		}
