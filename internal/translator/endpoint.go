@@ -45,8 +45,9 @@ func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, 
 // LoadAssignment computes before it builds messages. The engine encodes it
 // straight to wire bytes (Encode) and never builds the messages, which
 // were most of what a full build allocated; Message builds them for the
-// callers that want a message. An Assignment is never modified once made,
-// so the groups may share it.
+// callers that want a message. An Assignment is not modified once made,
+// so the groups may share it; one made in AssignmentBuffers lives only
+// until their next use.
 type Assignment struct {
 	localities []locality
 }
@@ -56,7 +57,7 @@ type Assignment struct {
 type locality struct {
 	zone string
 	// service and port make the sub_zone, "namespace/service", or
-	// "namespace/service:port" with withPort (see subZonePort).
+	// "namespace/service:port" with withPort (see subZoneWithPort).
 	service   types.NamespacedName
 	port      int32
 	withPort  bool
@@ -102,9 +103,9 @@ func (s *AssignmentBuffers) Of(spec *dag.ClusterSpec, snap *objects.Snapshot, op
 		return &s.a
 	}
 	s.all, s.zones = s.all[:0], s.zones[:0]
-	backends := append(s.backends[:0], spec.Backends...)
+	s.backends = append(s.backends[:0], spec.Backends...)
+	backends := s.backends
 	slices.SortStableFunc(backends, compareBackends)
-	s.backends = backends
 	var drainZones map[string]bool
 	for _, z := range opts.DrainZones {
 		if drainZones == nil {
