@@ -93,6 +93,10 @@ type AssignmentBuffers struct {
 	eps      []zonedEndpoint
 	all      []endpoint
 	zones    []zoneEndpoints
+	// weights, healthy and counts are one priority's, for localityWeights.
+	weights []uint32
+	healthy [][]int
+	counts  []int
 }
 
 // Of is AssignmentOf in the buffers: the assignment it returns is valid
@@ -131,7 +135,7 @@ func (s *AssignmentBuffers) Of(spec *dag.ClusterSpec, snap *objects.Snapshot, op
 		for end < len(groups) && groups[end].backend.Priority == groups[start].backend.Priority {
 			end++
 		}
-		s.a.localities = appendPriorityLocalities(s.a.localities, groups[start:end])
+		s.a.localities = s.appendPriorityLocalities(s.a.localities, groups[start:end])
 		start = end
 	}
 	return &s.a
@@ -208,22 +212,22 @@ type zonedEndpoint struct {
 
 // appendPriorityLocalities appends the localities of the backends of one
 // priority.
-func appendPriorityLocalities(out []locality, groups []backendEndpoints) []locality {
+func (s *AssignmentBuffers) appendPriorityLocalities(out []locality, groups []backendEndpoints) []locality {
 	n := 0
 	for _, g := range groups {
 		n += len(g.zones)
 	}
-	weights := make([]uint32, len(groups))
-	healthy := make([][]int, len(groups))
-	counts := make([]int, 0, n) // every group's healthy counts, in one array
-	for i, g := range groups {
-		weights[i] = g.backend.Weight
+	weights, healthy := s.weights[:0], s.healthy[:0]
+	counts := slices.Grow(s.counts[:0], n) // every group's healthy counts, in one array
+	for _, g := range groups {
+		weights = append(weights, g.backend.Weight)
 		start := len(counts)
 		for _, z := range g.zones {
 			counts = append(counts, z.healthy)
 		}
-		healthy[i] = counts[start:len(counts):len(counts)]
+		healthy = append(healthy, counts[start:len(counts):len(counts)])
 	}
+	s.weights, s.healthy, s.counts = weights, healthy, counts
 	zoneWeights := localityWeights(weights, healthy)
 	for i, g := range groups {
 		withPort := subZoneWithPort(groups, i)

@@ -13,6 +13,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 	"github.com/switchyard-dev/switchyard/internal/translator"
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestAssignmentEncodingGenerated checks the direct encoding of every load
@@ -112,4 +113,50 @@ func checkAssignments(t *testing.T, snap *objects.Snapshot, dopts dag.Options, o
 		}
 	}
 	t.Logf("%d load assignments", n)
+}
+
+// BenchmarkLoadAssignments makes every load assignment of 1,000 proxies
+// of the shape (3 weighted Services per route, 3 endpoints each
+// in 2 zones) as the engine does (wire: Assignment.Encode in reused
+// buffers) and as it used to (message: LoadAssignment, then
+// xdsres.Marshal).
+func BenchmarkLoadAssignments(b *testing.B) {
+	cfg := scalegen.Defaults()
+	cfg.Proxies, cfg.Included = 1100, 100
+	cfg.RoutesPerProxy, cfg.ServicesPerRoute = 2, 3
+	cfg.EndpointsPerService, cfg.Zones = 3, 2
+	cfg.TLSFraction = 0.5
+	set, err := scalegen.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap := set.Snapshot()
+	opts := translator.DefaultOptions()
+	var clusters []*dag.Cluster
+	for _, c := range dag.Build(snap, dag.Options{}).DAG.Clusters {
+		if c != nil && translator.ServesEndpoints(&c.Spec) {
+			clusters = append(clusters, c)
+		}
+	}
+	b.Run("wire", func(b *testing.B) {
+		var buf translator.AssignmentBuffers
+		for b.Loop() {
+			for _, c := range clusters {
+				if _, err := buf.Of(&c.Spec, snap, opts).Encode(c.Name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(clusters)), "assignments")
+	})
+	b.Run("message", func(b *testing.B) {
+		for b.Loop() {
+			for _, c := range clusters {
+				if _, err := xdsres.Marshal(translator.LoadAssignment(c.Name, &c.Spec, snap, opts)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(clusters)), "assignments")
+	})
 }
