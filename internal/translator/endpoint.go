@@ -358,8 +358,10 @@ func (s *AssignmentBuffers) collectZones(b dag.Backend, snap *objects.Snapshot, 
 			if !ok || len(ep.Addresses) == 0 {
 				continue
 			}
-			addr := ep.Addresses[0]
-			if !usableAddress(es, addr, nil) && !keepUnusable {
+			// Parsed once: an address is usable (usableAddress) exactly
+			// when it is an IP.
+			addr := newHostPort(ep.Addresses[0], port)
+			if !addr.isIP && !keepUnusable {
 				continue
 			}
 			zone := deref(ep.Zone)
@@ -367,7 +369,7 @@ func (s *AssignmentBuffers) collectZones(b dag.Backend, snap *objects.Snapshot, 
 				(svcDrained || drainZones[zone] || nodeDrained(snap, ep.NodeName)) {
 				health = envoy_config_core_v3.HealthStatus_DRAINING
 			}
-			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(addr, port), health: health, healthPort: healthPort}})
+			eps = append(eps, zonedEndpoint{zone, endpoint{addr: addr, health: health, healthPort: healthPort}})
 		}
 	})
 	s.eps = eps
