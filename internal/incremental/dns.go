@@ -64,13 +64,16 @@ func (e *Engine) settleDNS() {
 		if !translator.ServesEndpoints(&d.entry.cluster.Spec) {
 			return // a CNAME: no load assignment, as translator.DNS
 		}
-		cla := d.entry.claMsg
-		if cla == nil {
-			// An existing cluster, whose message is not kept.
-			c := d.entry.cluster
-			cla = translator.LoadAssignment(c.Name, &c.Spec, e.snap, e.cfg.Translator)
+		// The cluster's own load assignment, renamed. That of a cluster
+		// made before this update may be behind the snapshot; if so,
+		// refreshEndpoints, which comes next, makes this one again too.
+		if cla := d.entry.cla; cla != nil {
+			out[i][1] = renameAssignment(encoded{res: cla}, d.winner.name.Name)
+			return
 		}
-		out[i][1] = e.encode(translator.LoadAssignmentAs(cla, d.winner.name.Name))
+		// None: it failed to encode, and is made again to report why.
+		c := d.entry.cluster
+		out[i][1] = encodeAssignment(d.winner.name.Name, translator.AssignmentOf(&c.Spec, e.snap, e.cfg.Translator))
 	})
 	for i, d := range fresh {
 		name := d.winner.name.Name

@@ -244,7 +244,6 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 	e.computePending()
 	e.settleDNS()
 	e.refreshEndpoints(ch)
-	e.dropAssignments()
 	e.touchObjectStatuses()
 	e.statuses.recompute(e)
 	e.updateMesh(ch)
@@ -370,8 +369,6 @@ type update struct {
 	assignments int
 	// pending are the clusters whose resources are still to make.
 	pending []*clusterEntry
-	// held are the clusters holding their load assignment message.
-	held []*clusterEntry
 	// unused are the clusters and secrets whose count fell to 0; those
 	// still at 0 once every unit is added are deleted (releaseUnused), so
 	// that a rebuilt root reusing them does not make them again.

@@ -2,11 +2,11 @@ package incremental
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"slices"
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -47,7 +47,6 @@ type clusterEntry struct {
 	grpcRefs int
 	res      *xdsres.Resource
 	cla      *xdsres.Resource
-	claMsg   *envoy_config_endpoint_v3.ClusterLoadAssignment
 	grpcRes  *xdsres.Resource
 	grpcCLA  *xdsres.Resource
 	// dns are the DNS names served from this cluster.
@@ -199,7 +198,6 @@ func (e *Engine) releaseGRPC(ce *clusterEntry) {
 type assignments struct {
 	cluster          *envoy_config_cluster_v3.Cluster
 	res, cla         encoded
-	claMsg           *envoy_config_endpoint_v3.ClusterLoadAssignment
 	grpcRes, grpcCLA encoded
 	dns              []encoded
 	n                int
@@ -216,26 +214,28 @@ func (e *Engine) computePending() {
 		}
 	}
 	out := make([]assignments, len(list))
-	forEach(len(list), func(_, i int) {
+	bufs := make([]translator.AssignmentBuffers, workers())
+	forEach(len(list), func(w, i int) {
 		ce, a := list[i], &out[i]
+		var asg *translator.Assignment
 		if ce.fresh {
 			a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
 			a.res = e.encode(a.cluster)
-			a.claMsg = e.loadAssignment(ce, a)
+			asg = e.loadAssignment(ce, a, &bufs[w])
 		}
 		if ce.grpcRefs > 0 && (ce.fresh || ce.grpcFresh) {
-			res, cla, claMsg := a.res, a.cla, a.claMsg
+			res, cla := a.res, a.cla
 			if !ce.fresh {
-				// An existing cluster: its messages are not kept, and are
-				// built again.
+				// An existing cluster: its message and assignment are not
+				// kept, and are made again.
 				a.cluster = translator.Cluster(ce.cluster, e.cfg.Translator)
 				res, cla = encoded{res: ce.res}, encoded{res: ce.cla}
-				if claMsg = ce.claMsg; claMsg == nil && translator.ServesEndpoints(&ce.cluster.Spec) {
-					claMsg = translator.LoadAssignment(ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
+				if translator.ServesEndpoints(&ce.cluster.Spec) {
+					asg = bufs[w].Of(&ce.cluster.Spec, e.snap, e.cfg.Translator)
 				}
 			}
 			a.grpcRes = e.grpcCluster(ce, a.cluster, res)
-			a.grpcCLA = e.grpcAssignment(ce, claMsg, cla, a)
+			a.grpcCLA = e.grpcAssignment(ce, asg, cla, a)
 		}
 	})
 	for i, ce := range list {
@@ -243,7 +243,6 @@ func (e *Engine) computePending() {
 		name := ce.cluster.Name
 		if ce.fresh {
 			ce.res, ce.cla = e.keep(a.res), e.keep(a.cla)
-			e.holdAssignment(ce, a.claMsg)
 			ce.generation = e.u.generation
 			e.set(xdsres.GroupEnvoy, resource.ClusterType, name, ce.res)
 			e.set(xdsres.GroupEnvoy, resource.EndpointType, name, ce.cla)
@@ -259,33 +258,41 @@ func (e *Engine) computePending() {
 	e.u.pending = nil
 }
 
-// holdAssignment keeps a cluster's load assignment message for the rest
-// of the update (the DNS names served from it are made from it), not
-// longer: Update drops it.
-func (e *Engine) holdAssignment(ce *clusterEntry, m *envoy_config_endpoint_v3.ClusterLoadAssignment) {
-	if ce.claMsg == nil {
-		e.u.held = append(e.u.held, ce)
-	}
-	ce.claMsg = m
-}
-
-// dropAssignments drops the load assignment messages held by the update.
-func (e *Engine) dropAssignments() {
-	for _, ce := range e.u.held {
-		ce.claMsg = nil
-	}
-	e.u.held = nil
-}
-
-// loadAssignment computes a cluster's Envoy load assignment into a.
-func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+// loadAssignment computes a cluster's Envoy load assignment into a, and
+// returns it for the gRPC group's, made in buf: valid until buf's next
+// use.
+func (e *Engine) loadAssignment(ce *clusterEntry, a *assignments, buf *translator.AssignmentBuffers) *translator.Assignment {
 	if !translator.ServesEndpoints(&ce.cluster.Spec) {
 		return nil
 	}
-	m := translator.LoadAssignment(ce.cluster.Name, &ce.cluster.Spec, e.snap, e.cfg.Translator)
-	a.cla = e.encode(m)
+	asg := buf.Of(&ce.cluster.Spec, e.snap, e.cfg.Translator)
+	a.cla = encodeAssignment(ce.cluster.Name, asg)
 	a.n++
-	return m
+	return asg
+}
+
+// encodeAssignment makes the compact resource of a load assignment,
+// encoded straight from its data: no message is built.
+func encodeAssignment(name string, asg *translator.Assignment) encoded {
+	b, err := asg.Encode(name)
+	if err != nil {
+		return encoded{err: fmt.Errorf("encoding the load assignment of %q: %w", name, err)}
+	}
+	return encoded{res: xdsres.NewCompactResource(name, resource.EndpointType, b)}
+}
+
+// renameAssignment is the load assignment encoded in enc, served under
+// another name (a DNS name's, whose cluster it is): nothing when enc is
+// nothing (its error is reported with it).
+func renameAssignment(enc encoded, name string) encoded {
+	if enc.res == nil {
+		return encoded{}
+	}
+	b, err := translator.RenameLoadAssignment(enc.res.Any.Value, name)
+	if err != nil {
+		return encoded{err: fmt.Errorf("encoding the load assignment of %q: %w", name, err)}
+	}
+	return encoded{res: xdsres.NewCompactResource(name, resource.EndpointType, b)}
 }
 
 // grpcCluster is the gRPC group's cluster: Envoy's own resource (res,
@@ -299,13 +306,13 @@ func (e *Engine) grpcCluster(ce *clusterEntry, m *envoy_config_cluster_v3.Cluste
 
 // grpcAssignment is the gRPC group's load assignment: Envoy's own (cla)
 // when it holds no duplicate.
-func (e *Engine) grpcAssignment(ce *clusterEntry, claMsg *envoy_config_endpoint_v3.ClusterLoadAssignment, cla encoded, a *assignments) encoded {
+func (e *Engine) grpcAssignment(ce *clusterEntry, asg *translator.Assignment, cla encoded, a *assignments) encoded {
 	a.n++
-	if claMsg == nil {
+	if asg == nil {
 		return encoded{}
 	}
-	if m := translator.GRPCLoadAssignmentOf(claMsg); m != claMsg {
-		return e.encode(m)
+	if g := asg.GRPC(); g != asg {
+		return encodeAssignment(ce.cluster.Name, g)
 	}
 	return cla
 }
@@ -346,14 +353,15 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 		}
 	}
 	out := make([]assignments, len(list))
-	forEach(len(list), func(_, i int) {
+	bufs := make([]translator.AssignmentBuffers, workers())
+	forEach(len(list), func(w, i int) {
 		ce, a := list[i], &out[i]
-		a.claMsg = e.loadAssignment(ce, a)
+		asg := e.loadAssignment(ce, a, &bufs[w])
 		if ce.grpcRefs > 0 {
-			a.grpcCLA = e.grpcAssignment(ce, a.claMsg, a.cla, a)
+			a.grpcCLA = e.grpcAssignment(ce, asg, a.cla, a)
 		}
 		for _, d := range dnsNames[i] {
-			a.dns = append(a.dns, e.encode(translator.LoadAssignmentAs(a.claMsg, d.winner.name.Name)))
+			a.dns = append(a.dns, renameAssignment(a.cla, d.winner.name.Name))
 			a.n++
 		}
 	})
@@ -361,7 +369,6 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 		a := &out[i]
 		name := ce.cluster.Name
 		ce.cla, ce.generation = e.keep(a.cla), e.u.generation
-		e.holdAssignment(ce, a.claMsg)
 		e.set(xdsres.GroupEnvoy, resource.EndpointType, name, ce.cla)
 		if ce.grpcRefs > 0 {
 			ce.grpcCLA = e.keep(a.grpcCLA)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -37,11 +38,77 @@ import (
 // consumers without active health checks — gRPC, the DNS balancer — would
 // otherwise read UNKNOWN and use a terminating endpoint.
 func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *envoy_config_endpoint_v3.ClusterLoadAssignment {
-	cla := &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name}
-	if spec == nil || snap == nil {
-		return cla
+	return AssignmentOf(spec, snap, opts).Message(name)
+}
+
+// Assignment is the content of a load assignment, without its name: what
+// LoadAssignment computes before it builds messages. The engine encodes it
+// straight to wire bytes (Encode) and never builds the messages, which
+// were most of what a full build allocated; Message builds them for the
+// callers that want a message. An Assignment is not modified once made,
+// so the groups may share it; one made in AssignmentBuffers lives only
+// until their next use.
+type Assignment struct {
+	localities []locality
+}
+
+// locality is one LocalityLbEndpoints: one backend's endpoints in one
+// zone.
+type locality struct {
+	zone string
+	// service and port make the sub_zone, "namespace/service", or
+	// "namespace/service:port" with withPort (see subZoneWithPort).
+	service   types.NamespacedName
+	port      int32
+	withPort  bool
+	weight    uint32
+	priority  uint32
+	endpoints []endpoint
+}
+
+// subZone is the locality's sub_zone.
+func (l *locality) subZone() string {
+	if l.withPort {
+		return l.service.String() + ":" + strconv.Itoa(int(l.port))
 	}
-	backends := slices.Clone(spec.Backends)
+	return l.service.String()
+}
+
+// AssignmentOf computes the load assignment of a cluster whose backends
+// are spec.Backends, as LoadAssignment documents.
+func AssignmentOf(spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *Assignment {
+	return new(AssignmentBuffers).Of(spec, snap, opts)
+}
+
+// AssignmentBuffers hold the working arrays of AssignmentOf, for a caller
+// that computes many assignments one after the other (the engine keeps one
+// per worker): each assignment then reuses the arrays of the one before
+// instead of allocating its own, which a build would only collect again.
+// The zero value is ready to use; it must not be used by two goroutines
+// at once.
+type AssignmentBuffers struct {
+	a        Assignment
+	backends []dag.Backend
+	groups   []backendEndpoints
+	eps      []zonedEndpoint
+	all      []endpoint
+	zones    []zoneEndpoints
+	// weights, healthy and counts are one priority's, for localityWeights.
+	weights []uint32
+	healthy [][]int
+	counts  []int
+}
+
+// Of is AssignmentOf in the buffers: the assignment it returns is valid
+// until the next call, which reuses its arrays.
+func (s *AssignmentBuffers) Of(spec *dag.ClusterSpec, snap *objects.Snapshot, opts Options) *Assignment {
+	s.a.localities = s.a.localities[:0]
+	if spec == nil || snap == nil {
+		return &s.a
+	}
+	s.all, s.zones = s.all[:0], s.zones[:0]
+	s.backends = append(s.backends[:0], spec.Backends...)
+	backends := s.backends
 	slices.SortStableFunc(backends, compareBackends)
 	var drainZones map[string]bool
 	for _, z := range opts.DrainZones {
@@ -51,26 +118,39 @@ func LoadAssignment(name string, spec *dag.ClusterSpec, snap *objects.Snapshot, 
 		drainZones[z] = true
 	}
 
-	var groups []backendEndpoints
+	groups := s.groups[:0]
 	for _, b := range backends {
-		zones := collectZones(b, snap, drainZones, opts.KeepUnusableEndpoints)
+		zones := s.collectZones(b, snap, drainZones, opts.KeepUnusableEndpoints)
 		if len(zones) == 0 {
 			// An empty locality keeps the backend's priority level present:
 			// gRPC rejects a load assignment whose priorities skip a level,
 			// which is exactly what a primary with no endpoints would do.
-			zones = []zoneEndpoints{{}}
+			zones = s.cutZones([]zoneEndpoints{{}})
 		}
 		groups = append(groups, backendEndpoints{backend: b, zones: zones})
 	}
+	s.groups = groups
 	for start := 0; start < len(groups); {
 		end := start + 1
 		for end < len(groups) && groups[end].backend.Priority == groups[start].backend.Priority {
 			end++
 		}
-		cla.Endpoints = append(cla.Endpoints, priorityLocalities(groups[start:end])...)
+		s.a.localities = s.appendPriorityLocalities(s.a.localities, groups[start:end])
 		start = end
 	}
-	return cla
+	return &s.a
+}
+
+// cutZones copies zones to the end of s.zones and returns the copy.
+// Earlier copies keep their array when s.zones grows: they are never
+// written again.
+func (s *AssignmentBuffers) cutZones(zones []zoneEndpoints) []zoneEndpoints {
+	if cap(s.zones)-len(s.zones) < len(zones) {
+		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), len(zones), 16))
+	}
+	start := len(s.zones)
+	s.zones = append(s.zones, zones...)
+	return s.zones[start:len(s.zones):len(s.zones)]
 }
 
 // LoadAssignmentAs returns LoadAssignment(name, spec, snap, opts) given
@@ -130,82 +210,99 @@ type zonedEndpoint struct {
 	endpoint
 }
 
-// priorityLocalities builds the localities of the backends of one priority.
-func priorityLocalities(groups []backendEndpoints) []*envoy_config_endpoint_v3.LocalityLbEndpoints {
-	n, endpoints := 0, 0
+// appendPriorityLocalities appends the localities of the backends of one
+// priority.
+func (s *AssignmentBuffers) appendPriorityLocalities(out []locality, groups []backendEndpoints) []locality {
+	n := 0
 	for _, g := range groups {
 		n += len(g.zones)
-		for _, z := range g.zones {
-			endpoints += len(z.endpoints)
-		}
 	}
-	weights := make([]uint32, len(groups))
-	healthy := make([][]int, len(groups))
-	counts := make([]int, 0, n) // every group's healthy counts, in one array
-	for i, g := range groups {
-		weights[i] = g.backend.Weight
+	weights, healthy := s.weights[:0], s.healthy[:0]
+	counts := slices.Grow(s.counts[:0], n) // every group's healthy counts, in one array
+	for _, g := range groups {
+		weights = append(weights, g.backend.Weight)
 		start := len(counts)
 		for _, z := range g.zones {
 			counts = append(counts, z.healthy)
 		}
-		healthy[i] = counts[start:len(counts):len(counts)]
+		healthy = append(healthy, counts[start:len(counts):len(counts)])
 	}
+	s.weights, s.healthy, s.counts = weights, healthy, counts
 	zoneWeights := localityWeights(weights, healthy)
-	subZones := subZoneNames(groups)
+	for i, g := range groups {
+		withPort := subZoneWithPort(groups, i)
+		for j, z := range g.zones {
+			out = append(out, locality{
+				zone:      z.zone,
+				service:   g.backend.Service,
+				port:      g.backend.Port,
+				withPort:  withPort,
+				weight:    zoneWeights[i][j],
+				priority:  g.backend.Priority,
+				endpoints: z.endpoints,
+			})
+		}
+	}
+	return out
+}
 
-	// One allocation for all the localities' messages: a build makes
-	// thousands of them.
+// subZoneWithPort reports whether the localities of groups[i] are named
+// "namespace/service:port" rather than "namespace/service": a Service listed
+// twice in one priority (two of its ports) is named with the port: two
+// localities with the same identity in one priority would be merged by
+// Envoy, which keys locality weights by locality and so keeps only one of
+// the two weights, and rejected by gRPC.
+func subZoneWithPort(groups []backendEndpoints, i int) bool {
+	// A priority has a few backends: counting them pairwise is cheaper
+	// than a map.
+	for j, o := range groups {
+		if j != i && o.backend.Service == groups[i].backend.Service {
+			return true
+		}
+	}
+	return false
+}
+
+// Message builds the ClusterLoadAssignment named name, for the callers
+// that need a message: the translator's own output (render, the golden
+// files, the reference build) and the tests that check Encode against it.
+func (a *Assignment) Message(name string) *envoy_config_endpoint_v3.ClusterLoadAssignment {
+	cla := &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name}
+	if len(a.localities) == 0 {
+		return cla
+	}
+	endpoints := 0
+	for i := range a.localities {
+		endpoints += len(a.localities[i].endpoints)
+	}
+	// One allocation for all the localities' messages.
 	type localityBlock struct {
 		lle      envoy_config_endpoint_v3.LocalityLbEndpoints
 		locality envoy_config_core_v3.Locality
 		weight   wrapperspb.UInt32Value
 	}
-	blocks := make([]localityBlock, n)
-	out := make([]*envoy_config_endpoint_v3.LocalityLbEndpoints, 0, n)
+	blocks := make([]localityBlock, len(a.localities))
+	cla.Endpoints = make([]*envoy_config_endpoint_v3.LocalityLbEndpoints, len(a.localities))
 	// And one for all their endpoints' messages, cut per locality.
 	epBlocks := make([]lbEndpointBlock, endpoints)
 	eps := make([]*envoy_config_endpoint_v3.LbEndpoint, endpoints)
-	for i, g := range groups {
-		for j, z := range g.zones {
-			b := &blocks[len(out)]
-			b.locality.Zone, b.locality.SubZone = z.zone, subZones[i]
-			b.weight.Value = zoneWeights[i][j]
-			b.lle.Locality = &b.locality
-			k := len(z.endpoints)
-			b.lle.LbEndpoints = lbEndpoints(epBlocks[:k:k], eps[:k:k], z.endpoints)
-			epBlocks, eps = epBlocks[k:], eps[k:]
-			b.lle.LoadBalancingWeight = &b.weight
-			b.lle.Priority = g.backend.Priority
-			out = append(out, &b.lle)
-		}
+	for i := range a.localities {
+		l, b := &a.localities[i], &blocks[i]
+		b.locality.Zone, b.locality.SubZone = l.zone, l.subZone()
+		b.weight.Value = l.weight
+		b.lle.Locality = &b.locality
+		k := len(l.endpoints)
+		b.lle.LbEndpoints = lbEndpoints(epBlocks[:k:k], eps[:k:k], l.endpoints)
+		epBlocks, eps = epBlocks[k:], eps[k:]
+		b.lle.LoadBalancingWeight = &b.weight
+		b.lle.Priority = l.priority
+		cla.Endpoints[i] = &b.lle
 	}
-	return out
-}
-
-// subZoneNames names each backend's localities "namespace/service". A
-// Service listed twice in one priority (two of its ports) gets
-// "namespace/service:port" instead: two localities with the same identity
-// in one priority would be merged by Envoy, which keys locality weights by
-// locality and so keeps only one of the two weights, and rejected by gRPC.
-func subZoneNames(groups []backendEndpoints) []string {
-	out := make([]string, len(groups))
-	for i, g := range groups {
-		out[i] = g.backend.Service.String()
-		// A priority has a few backends: counting them pairwise is
-		// cheaper than a map.
-		for j, o := range groups {
-			if j != i && o.backend.Service == g.backend.Service {
-				out[i] += ":" + strconv.Itoa(int(g.backend.Port))
-				break
-			}
-		}
-	}
-	return out
+	return cla
 }
 
 // lbEndpointBlock holds the seven messages of one LbEndpoint, so that a
-// locality's endpoints take one allocation instead of seven each: they are
-// most of what a build allocates.
+// locality's endpoints take one allocation instead of seven each.
 type lbEndpointBlock struct {
 	lb     envoy_config_endpoint_v3.LbEndpoint
 	host   envoy_config_endpoint_v3.LbEndpoint_Endpoint
@@ -243,7 +340,7 @@ func lbEndpoints(blocks []lbEndpointBlock, out []*envoy_config_endpoint_v3.LbEnd
 // collectZones gathers a backend's endpoints by zone, or nil when it has
 // none: its Service is missing, has no such port, or has no usable
 // endpoint.
-func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]bool, keepUnusable bool) []zoneEndpoints {
+func (s *AssignmentBuffers) collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]bool, keepUnusable bool) []zoneEndpoints {
 	svc := snap.Services[b.Service]
 	if svc == nil {
 		return nil
@@ -254,15 +351,17 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 	for _, es := range sliced {
 		n += len(es.Endpoints)
 	}
-	eps := make([]zonedEndpoint, 0, n)
+	eps := slices.Grow(s.eps[:0], n)
 	backendSlices(b, svc, sliced, nil, keepUnusable, func(es *discoveryv1.EndpointSlice, port, healthPort int32) {
 		for _, ep := range es.Endpoints {
 			health, ok := endpointHealth(ep.Conditions)
 			if !ok || len(ep.Addresses) == 0 {
 				continue
 			}
-			addr := ep.Addresses[0]
-			if !usableAddress(es, addr, nil) && !keepUnusable {
+			// Parsed once: an address is usable (usableAddress) exactly
+			// when it is an IP.
+			addr := newHostPort(ep.Addresses[0], port)
+			if !addr.isIP && !keepUnusable {
 				continue
 			}
 			zone := deref(ep.Zone)
@@ -270,10 +369,11 @@ func collectZones(b dag.Backend, snap *objects.Snapshot, drainZones map[string]b
 				(svcDrained || drainZones[zone] || nodeDrained(snap, ep.NodeName)) {
 				health = envoy_config_core_v3.HealthStatus_DRAINING
 			}
-			eps = append(eps, zonedEndpoint{zone, endpoint{addr: newHostPort(addr, port), health: health, healthPort: healthPort}})
+			eps = append(eps, zonedEndpoint{zone, endpoint{addr: addr, health: health, healthPort: healthPort}})
 		}
 	})
-	return byZone(eps)
+	s.eps = eps
+	return s.byZone(eps)
 }
 
 // EndpointProblem is an endpoint, or a whole EndpointSlice, that
@@ -413,22 +513,30 @@ func portLabel(name string) string {
 // endpoints by address and port. An address and port listed twice in a
 // zone (an endpoint moving between slices shows up in both for a moment)
 // is kept once, HEALTHY if either is.
-func byZone(eps []zonedEndpoint) []zoneEndpoints {
+func (s *AssignmentBuffers) byZone(eps []zonedEndpoint) []zoneEndpoints {
 	if len(eps) == 0 {
 		return nil
 	}
 	slices.SortFunc(eps, func(a, b zonedEndpoint) int {
 		return cmp.Or(cmp.Compare(a.zone, b.zone), compareHostPort(a.addr, b.addr))
 	})
-	// The zones' endpoints share one array, cut in runs.
-	all := make([]endpoint, 0, len(eps))
+	// The zones' endpoints share one array, cut in runs: the end of
+	// s.all, which must not grow while they are cut from it (a new array
+	// leaves the earlier assignments' runs in the old one).
+	if cap(s.all)-len(s.all) < len(eps) {
+		s.all = make([]endpoint, 0, max(2*cap(s.all), len(eps), 64))
+	}
+	all := s.all[len(s.all):len(s.all)]
 	zones := 1
 	for i := 1; i < len(eps); i++ {
 		if eps[i].zone != eps[i-1].zone {
 			zones++
 		}
 	}
-	out := make([]zoneEndpoints, 0, zones)
+	if cap(s.zones)-len(s.zones) < zones {
+		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), zones, 16))
+	}
+	out := s.zones[len(s.zones):len(s.zones)]
 	for i, ep := range eps {
 		if i > 0 && ep.zone == eps[i-1].zone && compareHostPort(ep.addr, eps[i-1].addr) == 0 {
 			z := &out[len(out)-1]
@@ -449,7 +557,12 @@ func byZone(eps []zonedEndpoint) []zoneEndpoints {
 			z.healthy++
 		}
 	}
-	return out
+	for i := range out {
+		out[i].endpoints = slices.Clip(out[i].endpoints)
+	}
+	s.all = s.all[:len(s.all)+len(all)]
+	s.zones = s.zones[:len(s.zones)+len(out)]
+	return slices.Clip(out)
 }
 
 // compareHostPort orders endpoints by address, then port. Addresses
