@@ -7,7 +7,21 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	envoy_filter_http_router_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+
+	"github.com/switchyard-dev/switchyard/internal/translator"
 )
+
+// TestRouterFilter checks that the Router config routerFilter fills
+// without encoding is what toAny packs.
+func TestRouterFilter(t *testing.T) {
+	got := translator.RouterFilter().GetTypedConfig()
+	want := translator.ToAny(&envoy_filter_http_router_v3.Router{})
+	if !proto.Equal(got, want) {
+		t.Errorf("router filter config %v, toAny gives %v", got, want)
+	}
+}
 
 // checkPacked checks that every Any in m, at any depth, holds the bytes
 // the reflection encoder's Deterministic option gives for its value. A
