@@ -71,7 +71,7 @@ func (f *forwardBuilder) build(services []switchyardv1.Service) (fwd *Forward, o
 	if !f.checkWeights(services) {
 		return nil, false
 	}
-	var plans []servicePlan
+	plans := make([]servicePlan, 0, len(services))
 	specOK := true
 	anyWeight := hasExplicitWeight(services)
 	for i := range services {
@@ -353,14 +353,16 @@ func reasonOf(err error) string {
 // (protocol, upstream TLS); then each gets a cluster and the route splits
 // with weighted_clusters, which cannot express priorities.
 func (f *forwardBuilder) assemble(plans []servicePlan) (*Forward, bool) {
-	var main []servicePlan
+	// Most routes have no mirror: their plans are the main ones as they
+	// are, without a copy.
+	isMirror := func(p servicePlan) bool { return p.mirror }
+	main := plans
+	if slices.ContainsFunc(plans, isMirror) {
+		main = slices.DeleteFunc(slices.Clone(plans), isMirror)
+	}
 	fwd := &Forward{}
 	for _, p := range plans {
-		if !p.mirror {
-			main = append(main, p)
-			continue
-		}
-		if p.percent > 0 {
+		if p.mirror && p.percent > 0 {
 			fwd.Mirrors = append(fwd.Mirrors, Mirror{Cluster: f.rb.cluster(f.spec([]servicePlan{p})), Percent: p.percent})
 		}
 	}

@@ -9,6 +9,9 @@ import (
 // thousands, so readers are kept in a map once they are more than a few.
 type depIndex struct {
 	m map[objects.Key]*readers
+	// block holds the readers the first build will need (presize), taken
+	// one by one instead of allocated: a build adds a key per object.
+	block []readers
 }
 
 // unit is a root or an ExtensionService, as a reader of keys.
@@ -27,11 +30,26 @@ const manyReaders = 16
 
 func newDepIndex() *depIndex { return &depIndex{m: map[objects.Key]*readers{}} }
 
+// presize makes the index's map and readers for n keys.
+func (d *depIndex) presize(n int) {
+	d.m = make(map[objects.Key]*readers, n)
+	d.block = make([]readers, n)
+}
+
+func (d *depIndex) newReaders() *readers {
+	if len(d.block) == 0 {
+		return &readers{}
+	}
+	r := &d.block[0]
+	d.block = d.block[1:]
+	return r
+}
+
 func (d *depIndex) add(u unit, keys []objects.Key) {
 	for _, k := range keys {
 		r := d.m[k]
 		if r == nil {
-			r = &readers{}
+			r = d.newReaders()
 			r.few = r.first[:0]
 			d.m[k] = r
 		}

@@ -279,7 +279,7 @@ func (e *Engine) presize() {
 	}
 	clusters := min(services, routes)
 	e.roots = make(map[types.NamespacedName]*rootUnit, proxies)
-	e.rootDeps.m = make(map[objects.Key]*readers, proxies+services+len(s.Secrets))
+	e.rootDeps.presize(proxies + services + len(s.Secrets))
 	e.claims.fqdn = make(map[string][]*rootUnit, proxies)
 	e.claims.dns = make(map[string][]*dnsClaim, proxies)
 	e.claims.touched = make(map[string]bool, proxies)

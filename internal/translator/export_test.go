@@ -5,3 +5,9 @@ package translator
 
 // GRPCProblems lists what grpc-go's xDS client would reject in r.
 func GRPCProblems(r *Resources) []error { return grpcProblems(r) }
+
+// RouterFilter and ToAny are routerFilter and toAny, for TestRouterFilter.
+var (
+	RouterFilter = routerFilter
+	ToAny        = toAny
+)

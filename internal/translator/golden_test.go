@@ -164,6 +164,11 @@ func checkResources(t *testing.T, group string, out *render.Output) {
 	for _, err := range xdscheck.Check(xdsres.Group(group), res) {
 		t.Error(err)
 	}
+	for _, msgs := range out.Resources {
+		for _, m := range msgs {
+			checkPacked(t, m)
+		}
+	}
 	switch group {
 	case "grpc":
 		for _, err := range translator.GRPCProblems(res) {

@@ -130,12 +130,16 @@ func GRPCListeners(h GRPCHost) []*envoy_config_listener_v3.Listener {
 	}
 	// The listeners differ only in name: they share one encoded HCM.
 	api := grpcAPIListener(GRPCRouteName(h.FQDN))
-	out := make([]*envoy_config_listener_v3.Listener, 0, len(names))
-	for _, name := range names {
-		out = append(out, &envoy_config_listener_v3.Listener{
-			Name:        name,
-			ApiListener: &envoy_config_listener_v3.ApiListener{ApiListener: api},
-		})
+	blocks := make([]struct {
+		listener envoy_config_listener_v3.Listener
+		api      envoy_config_listener_v3.ApiListener
+	}, len(names))
+	out := make([]*envoy_config_listener_v3.Listener, len(names))
+	for i, name := range names {
+		b := &blocks[i]
+		b.api.ApiListener = api
+		b.listener.Name, b.listener.ApiListener = name, &b.api
+		out[i] = &b.listener
 	}
 	return out
 }

@@ -82,20 +82,34 @@ func grpcServerListeners(name, routeConfig string, vh *envoy_config_route_v3.Vir
 		},
 		HttpFilters: []*envoy_filter_network_http_connection_manager_v3.HttpFilter{rbacFilter(), routerFilter()},
 	})
-	out := make([]*envoy_config_listener_v3.Listener, 0, len(grpcServerAddresses))
-	for _, addr := range grpcServerAddresses {
-		out = append(out, &envoy_config_listener_v3.Listener{
-			Name:    GRPCServerListenerName(name, addr),
-			Address: socketAddress(addr, 0),
-			FilterChains: []*envoy_config_listener_v3.FilterChain{{
-				Filters: []*envoy_config_listener_v3.Filter{{
-					Name:       filterHTTPConnectionManager,
-					ConfigType: &envoy_config_listener_v3.Filter_TypedConfig{TypedConfig: hcm},
-				}},
-			}},
-		})
+	// The listeners differ only in name and address: each one's messages
+	// are a block of one allocation for all, as every host has them.
+	blocks := make([]serverListenerBlock, len(grpcServerAddresses))
+	out := make([]*envoy_config_listener_v3.Listener, len(grpcServerAddresses))
+	for i, addr := range grpcServerAddresses {
+		b := &blocks[i]
+		b.config.TypedConfig = hcm
+		b.filter.Name, b.filter.ConfigType = filterHTTPConnectionManager, &b.config
+		b.filters[0] = &b.filter
+		b.chain.Filters = b.filters[:]
+		b.chains[0] = &b.chain
+		b.listener.Name = GRPCServerListenerName(name, addr)
+		b.listener.Address = b.address.set(addr, 0)
+		b.listener.FilterChains = b.chains[:]
+		out[i] = &b.listener
 	}
 	return out
+}
+
+// serverListenerBlock holds the messages of one gRPC server listener.
+type serverListenerBlock struct {
+	listener envoy_config_listener_v3.Listener
+	address  addressBlock
+	chains   [1]*envoy_config_listener_v3.FilterChain
+	chain    envoy_config_listener_v3.FilterChain
+	filters  [1]*envoy_config_listener_v3.Filter
+	filter   envoy_config_listener_v3.Filter
+	config   envoy_config_listener_v3.Filter_TypedConfig
 }
 
 func grpcServerPolicies(f *dag.IPFilter) map[string]*anypb.Any {

@@ -8,8 +8,12 @@ import (
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	envoy_access_logger_stream_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	envoy_filter_http_ext_authz_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
-	envoy_filter_http_router_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	// The Router type is registered by this import alone: routerFilter
+	// packs its config without making one, and every decoder of the
+	// listeners (the gate, render, tests) resolves the Any by this name.
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 )
@@ -81,14 +85,24 @@ func stdoutAccessLog() *envoy_config_accesslog_v3.AccessLog {
 	}
 }
 
+// routerFilter is the last HTTP filter of every HCM, with an empty Router
+// config. Its messages take one allocation, and its Any is filled without
+// encoding: an empty message encodes to no bytes at all.
 func routerFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return &envoy_filter_network_http_connection_manager_v3.HttpFilter{
-		Name: filterRouter,
-		ConfigType: &envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig{
-			TypedConfig: toAny(&envoy_filter_http_router_v3.Router{}),
-		},
-	}
+	b := &struct {
+		filter envoy_filter_network_http_connection_manager_v3.HttpFilter
+		config envoy_filter_network_http_connection_manager_v3.HttpFilter_TypedConfig
+		any    anypb.Any
+	}{}
+	b.any.TypeUrl = routerConfigURL
+	b.config.TypedConfig = &b.any
+	b.filter.Name, b.filter.ConfigType = filterRouter, &b.config
+	return &b.filter
 }
+
+// routerConfigURL is the type URL toAny gives the Router config
+// (TestRouterFilter checks it).
+const routerConfigURL = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
 
 // extAuthzFilter checks every request of a secure virtual host with the
 // authorization service before it is routed. The virtual host's context and

@@ -184,13 +184,23 @@ func httpsConnectionManager(svh *dag.SecureVirtualHost) *envoy_filter_network_ht
 }
 
 func socketAddress(address string, port uint32) *envoy_config_core_v3.Address {
-	return &envoy_config_core_v3.Address{
-		Address: &envoy_config_core_v3.Address_SocketAddress{
-			SocketAddress: &envoy_config_core_v3.SocketAddress{
-				Protocol:      envoy_config_core_v3.SocketAddress_TCP,
-				Address:       address,
-				PortSpecifier: &envoy_config_core_v3.SocketAddress_PortValue{PortValue: port},
-			},
-		},
-	}
+	return new(addressBlock).set(address, port)
+}
+
+// addressBlock holds the four messages of a socket address, so that they
+// take one allocation (or none of their own, in a larger block): every
+// host has three gRPC server listeners.
+type addressBlock struct {
+	addr  envoy_config_core_v3.Address
+	oneof envoy_config_core_v3.Address_SocketAddress
+	sock  envoy_config_core_v3.SocketAddress
+	port  envoy_config_core_v3.SocketAddress_PortValue
+}
+
+func (b *addressBlock) set(address string, port uint32) *envoy_config_core_v3.Address {
+	b.port.PortValue = port
+	b.sock.Protocol, b.sock.Address, b.sock.PortSpecifier = envoy_config_core_v3.SocketAddress_TCP, address, &b.port
+	b.oneof.SocketAddress = &b.sock
+	b.addr.Address = &b.oneof
+	return &b.addr
 }

@@ -80,19 +80,24 @@ func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteCo
 // :authority against one label and the domain, which Envoy's "*.domain"
 // (any number of labels, no port) cannot express.
 func routeConfig(name, fqdn string, routes []*envoy_config_route_v3.Route, perFilter map[string]*anypb.Any) *envoy_config_route_v3.RouteConfiguration {
-	domains := []string{fqdn, fqdn + ":*"}
-	if strings.HasPrefix(fqdn, "*.") {
-		domains = []string{"*"}
+	// One allocation for the messages and slices: every host has up to
+	// three route configurations.
+	b := &struct {
+		rc      envoy_config_route_v3.RouteConfiguration
+		vhs     [1]*envoy_config_route_v3.VirtualHost
+		vh      envoy_config_route_v3.VirtualHost
+		domains [2]string
+	}{}
+	b.domains[0] = "*"
+	domains := b.domains[:1]
+	if !strings.HasPrefix(fqdn, "*.") {
+		b.domains[0], b.domains[1] = fqdn, fqdn+":*"
+		domains = b.domains[:]
 	}
-	return &envoy_config_route_v3.RouteConfiguration{
-		Name: name,
-		VirtualHosts: []*envoy_config_route_v3.VirtualHost{{
-			Name:                 fqdn,
-			Domains:              domains,
-			Routes:               routes,
-			TypedPerFilterConfig: perFilter,
-		}},
-	}
+	b.vh.Name, b.vh.Domains, b.vh.Routes, b.vh.TypedPerFilterConfig = fqdn, domains, routes, perFilter
+	b.vhs[0] = &b.vh
+	b.rc.Name, b.rc.VirtualHosts = name, b.vhs[:]
+	return &b.rc
 }
 
 // httpsRedirectRoute keeps the match of a secure route and replaces its

@@ -12,8 +12,14 @@ import (
 
 // routeMatch translates a route's path, header and query conditions.
 func routeMatch(r *dag.Route) *envoy_config_route_v3.RouteMatch {
-	m := &envoy_config_route_v3.RouteMatch{}
-	setPath(m, r.PathMatch)
+	// One allocation for the match and the prefix forms most routes use.
+	b := &struct {
+		m         envoy_config_route_v3.RouteMatch
+		prefix    envoy_config_route_v3.RouteMatch_Prefix
+		separated envoy_config_route_v3.RouteMatch_PathSeparatedPrefix
+	}{}
+	m := &b.m
+	setPath(m, r.PathMatch, &b.prefix, &b.separated)
 	for _, h := range r.HeaderMatches {
 		m.Headers = append(m.Headers, headerMatcher(h))
 	}
@@ -27,16 +33,19 @@ func routeMatch(r *dag.Route) *envoy_config_route_v3.RouteMatch {
 // boundaries ("/a" matches "/a" and "/a/b", not "/ab"), which is Envoy's
 // path_separated_prefix; that field refuses a trailing "/", and a prefix
 // that ends in one is a plain prefix anyway, as is the empty prefix.
-func setPath(m *envoy_config_route_v3.RouteMatch, pm dag.PathMatch) {
+// prefix and separated are where the two prefix forms are written.
+func setPath(m *envoy_config_route_v3.RouteMatch, pm dag.PathMatch, prefix *envoy_config_route_v3.RouteMatch_Prefix, separated *envoy_config_route_v3.RouteMatch_PathSeparatedPrefix) {
 	switch {
 	case pm.Kind == dag.PathExact:
 		m.PathSpecifier = &envoy_config_route_v3.RouteMatch_Path{Path: pm.Value}
 	case pm.Kind == dag.PathRegex:
 		m.PathSpecifier = &envoy_config_route_v3.RouteMatch_SafeRegex{SafeRegex: regex(pm.Value)}
 	case pm.Value == "" || strings.HasSuffix(pm.Value, "/"):
-		m.PathSpecifier = &envoy_config_route_v3.RouteMatch_Prefix{Prefix: cmp.Or(pm.Value, "/")}
+		prefix.Prefix = cmp.Or(pm.Value, "/")
+		m.PathSpecifier = prefix
 	default:
-		m.PathSpecifier = &envoy_config_route_v3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: pm.Value}
+		separated.PathSeparatedPrefix = pm.Value
+		m.PathSpecifier = separated
 	}
 }
 
