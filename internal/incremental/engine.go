@@ -290,6 +290,9 @@ func (e *Engine) presize() {
 		resource.ScopedRouteType: proxies, resource.ListenerType: proxies, resource.SecretType: len(s.Secrets),
 	}
 	for _, g := range xdsres.Groups {
+		if g == xdsres.GroupMesh && !e.cfg.DAG.Mesh {
+			continue // without the mesh its group stays empty
+		}
 		for _, t := range xdsres.TypesOf(g) {
 			e.targets[g][t] = make(map[string]*xdsres.Resource, hint[t])
 		}
