@@ -22,7 +22,7 @@ type Object struct {
 //
 // Like Load it never fails as a whole: what cannot be read becomes a
 // Problem and the rest is returned, in document order. Of the options only
-// Mesh applies.
+// Mesh and KeepAll apply.
 func Decode(name string, data []byte, opts ...Option) ([]Object, []Problem) {
 	ds, ps := decodeFile(name, data, newOptions(opts).compact())
 	out := make([]Object, len(ds))

@@ -64,7 +64,8 @@ endpoints: [{addresses: [10.0.0.2], zone: zone-a, conditions: {ready: true}}]
 // TestMeshKeepsSelectors requires a tree read for builds without the mesh
 // to hold Services without their selectors, on the first read and on
 // every read again, and one read for the mesh (or told nothing) to keep
-// them: the mesh finds a Service's pods by its selector.
+// them: the mesh finds a Service's pods by its selector. KeepAll keeps
+// everything whatever the mesh.
 func TestMeshKeepsSelectors(t *testing.T) {
 	const web = `apiVersion: v1
 kind: Service
@@ -97,6 +98,7 @@ spec: {selector: {app: web}, ports: [{port: %d}]}
 		{"default", nil, "web"},
 		{"mesh", []Option{Mesh(true)}, "web"},
 		{"without mesh", []Option{Mesh(false)}, ""},
+		{"keep all", []Option{Mesh(false), KeepAll()}, "web"},
 	} {
 		snap, problems, err := Load(root, tt.opts...)
 		if err != nil || len(problems) > 0 {

@@ -22,6 +22,7 @@ type Option func(*options)
 type options struct {
 	maxFileSize int64
 	mesh        bool
+	keepAll     bool
 }
 
 // WithMaxFileSize sets the largest file that is read; larger files are
@@ -43,12 +44,23 @@ func Mesh(on bool) Option {
 	return func(o *options) { o.mesh = on }
 }
 
+// KeepAll keeps every field of what is read, making nothing smaller: for
+// a caller that writes the objects elsewhere (etcd apply) rather than
+// building from them, where what no build reads is still the user's.
+func KeepAll() Option {
+	return func(o *options) { o.keepAll = true }
+}
+
 // compact is what makes an object smaller as it is read.
 func (o options) compact() func(runtime.Object) {
-	if o.mesh {
+	switch {
+	case o.keepAll:
+		return func(runtime.Object) {}
+	case o.mesh:
 		return objects.Compact
+	default:
+		return objects.CompactWithoutMesh
 	}
-	return objects.CompactWithoutMesh
 }
 
 func newOptions(opts []Option) options {
