@@ -101,7 +101,7 @@ func serveEtcd(ctx context.Context, cfg server.Config, log *slog.Logger) error {
 	w := etcdsource.NewStatusWriter(etcdsource.StatusConfig{
 		Client: c, Prefix: etcdServe.prefix, Identity: identity(), LeaseTTL: etcdServe.leaseTTL, Metrics: m, Log: log,
 	})
-	src := etcdsource.New(etcdsource.Config{Client: c, Prefix: etcdServe.prefix, Metrics: m, Log: log, OnProblems: w.SetProblems})
+	src := etcdsource.New(etcdsource.Config{Client: c, Prefix: etcdServe.prefix, Metrics: m, Log: log, OnProblems: w.SetProblems, WithoutMesh: !cfg.Pipeline.DAG.Mesh})
 	if prev := cfg.OnStatuses; prev != nil {
 		cfg.OnStatuses = func(u dag.StatusUpdate) { prev(u); w.Apply(u) }
 	} else {

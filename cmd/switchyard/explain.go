@@ -109,7 +109,7 @@ func explainLocal(cmd *cobra.Command, source string, opts render.Options, req ex
 		return nil, &exitError{code: 2, err: err}
 	}
 	defer cleanup()
-	snap, problems, err := dirsource.Load(dir)
+	snap, problems, err := dirsource.Load(dir, dirsource.Mesh(opts.DAG.Mesh))
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}

@@ -45,7 +45,7 @@ shared directory) are noted on standard error and skipped, unless --strict.`,
 			}
 			defer cleanup()
 			oneShotGC()
-			snap, problems, err := dirsource.Load(dir)
+			snap, problems, err := dirsource.Load(dir, dirsource.Mesh(opts.DAG.Mesh))
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}

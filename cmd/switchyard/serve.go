@@ -99,7 +99,7 @@ the collector works harder near it instead of the process being killed.`,
 				return serveEtcd(ctx, cfg, log)
 			}
 			s := server.New(cfg)
-			if err := s.Run(ctx, withStartupGC(&server.DirSource{Root: dir, Log: log})); err != nil {
+			if err := s.Run(ctx, withStartupGC(&server.DirSource{Root: dir, Log: log, WithoutMesh: !cfg.Pipeline.DAG.Mesh})); err != nil {
 				return &exitError{code: 1, err: err}
 			}
 			return nil

@@ -21,9 +21,10 @@ type Object struct {
 // name stands for the file in each Problem's File: an etcd key, say.
 //
 // Like Load it never fails as a whole: what cannot be read becomes a
-// Problem and the rest is returned, in document order.
-func Decode(name string, data []byte) ([]Object, []Problem) {
-	ds, ps := decodeFile(name, data)
+// Problem and the rest is returned, in document order. Of the options only
+// Mesh and KeepAll apply.
+func Decode(name string, data []byte, opts ...Option) ([]Object, []Problem) {
+	ds, ps := decodeFile(name, data, newOptions(opts).compact())
 	out := make([]Object, len(ds))
 	for i, d := range ds {
 		out[i] = Object{Key: d.key, Object: d.obj, Line: d.line}

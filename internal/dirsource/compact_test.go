@@ -1,11 +1,17 @@
 package dirsource
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // TestCompact requires what no build reads to be dropped as a manifest is
@@ -36,7 +42,7 @@ metadata: {name: web-b, namespace: shop, labels: {kubernetes.io/service-name: we
 addressType: IPv4
 endpoints: [{addresses: [10.0.0.2], zone: zone-a, conditions: {ready: true}}]
 `
-	objs, problems := decodeFile("c.yaml", []byte(manifests))
+	objs, problems := decodeFile("c.yaml", []byte(manifests), objects.Compact)
 	if len(problems) > 0 || len(objs) != 3 {
 		t.Fatalf("%d objects, problems %v", len(objs), problems)
 	}
@@ -52,5 +58,71 @@ endpoints: [{addresses: [10.0.0.2], zone: zone-a, conditions: {ready: true}}]
 	}
 	if a.Endpoints[0].Conditions.Ready != b.Endpoints[0].Conditions.Ready || !*a.Endpoints[0].Conditions.Ready {
 		t.Error("ready condition is not one shared true")
+	}
+}
+
+// TestMeshKeepsSelectors requires a tree read for builds without the mesh
+// to hold Services without their selectors, on the first read and on
+// every read again, and one read for the mesh (or told nothing) to keep
+// them: the mesh finds a Service's pods by its selector. KeepAll keeps
+// everything whatever the mesh.
+func TestMeshKeepsSelectors(t *testing.T) {
+	const web = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {selector: {app: web}, ports: [{port: %d}]}
+`
+	root := t.TempDir()
+	file := filepath.Join(root, "web.yaml")
+	write := func(port int) {
+		t.Helper()
+		if err := os.WriteFile(file, fmt.Appendf(nil, web, port), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	selector := func(obj runtime.Object) map[string]string {
+		t.Helper()
+		svc, ok := obj.(*corev1.Service)
+		if !ok {
+			t.Fatalf("got %T, want a Service", obj)
+		}
+		return svc.Spec.Selector
+	}
+	webKey := objects.Key{Kind: objects.KindService, Namespace: "shop", Name: "web"}
+	write(80)
+	for _, tt := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"default", nil, "web"},
+		{"mesh", []Option{Mesh(true)}, "web"},
+		{"without mesh", []Option{Mesh(false)}, ""},
+		{"keep all", []Option{Mesh(false), KeepAll()}, "web"},
+	} {
+		snap, problems, err := Load(root, tt.opts...)
+		if err != nil || len(problems) > 0 {
+			t.Fatalf("%s: Load: %v %v", tt.name, err, problems)
+		}
+		if got := selector(snap.Get(webKey))["app"]; got != tt.want {
+			t.Errorf("%s: Load: selector app=%q, want %q", tt.name, got, tt.want)
+		}
+		objs, _ := Decode("web.yaml", fmt.Appendf(nil, web, 80), tt.opts...)
+		if got := selector(objs[0].Object)["app"]; got != tt.want {
+			t.Errorf("%s: Decode: selector app=%q, want %q", tt.name, got, tt.want)
+		}
+	}
+
+	tr := newTree(root, newOptions([]Option{Mesh(false)}))
+	tr.sync(".", nil)
+	tr.changes()
+	write(81)
+	tr.sync(".", nil)
+	changes := tr.changes()
+	if len(changes) != 1 || changes[0].Key != webKey {
+		t.Fatalf("changes after an edit: %v, want web's", changes)
+	}
+	if sel := selector(changes[0].Object); sel != nil {
+		t.Errorf("re-read without the mesh: selector %v, want none", sel)
 	}
 }

@@ -84,21 +84,23 @@ type decoded struct {
 	line int
 }
 
-// decodeFile decodes every document of a file. file is only used to name
-// the file in problems. It never panics and never fails as a whole: what
-// cannot be read becomes a Problem and the rest is returned.
-func decodeFile(file string, data []byte) ([]decoded, []Problem) {
+// decodeFile decodes every document of a file, making each object smaller
+// with compact (objects.Compact or CompactWithoutMesh) before keeping it.
+// file is only used to name the file in problems. It never panics and
+// never fails as a whole: what cannot be read becomes a Problem and the
+// rest is returned.
+func decodeFile(file string, data []byte, compact func(runtime.Object)) ([]decoded, []Problem) {
 	docs := splitDocuments(data)
 	workers := min(goruntime.GOMAXPROCS(0), len(docs))
 	if len(data) < parallelFileSize || workers <= 1 {
-		return decodeDocs(file, docs)
+		return decodeDocs(file, docs, compact)
 	}
 	// Documents are independent: chunks decoded at once and joined in
 	// order give what decoding them in turn gives.
 	chunks := chunkDocs(docs, 4*workers)
 	objs := make([][]decoded, len(chunks))
 	problems := make([][]Problem, len(chunks))
-	parallel(len(chunks), func(i int) { objs[i], problems[i] = decodeDocs(file, chunks[i]) })
+	parallel(len(chunks), func(i int) { objs[i], problems[i] = decodeDocs(file, chunks[i], compact) })
 	return slices.Concat(objs...), slices.Concat(problems...)
 }
 
@@ -107,8 +109,8 @@ func decodeFile(file string, data []byte) ([]decoded, []Problem) {
 // large file would otherwise be read on one.
 const parallelFileSize = 1 << 20
 
-func decodeDocs(file string, docs []document) ([]decoded, []Problem) {
-	d := fileDecoder{file: file}
+func decodeDocs(file string, docs []document, compact func(runtime.Object)) ([]decoded, []Problem) {
+	d := fileDecoder{file: file, compact: compact}
 	for _, doc := range docs {
 		d.document(doc)
 	}
@@ -159,6 +161,7 @@ func parallel(n int, f func(i int)) {
 
 type fileDecoder struct {
 	file     string
+	compact  func(runtime.Object)
 	objs     []decoded
 	problems []Problem
 
@@ -354,7 +357,7 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 		d.problem(line, h, Error, prefix+msg)
 		return
 	}
-	objects.Compact(obj)
+	d.compact(obj)
 	d.objs = append(d.objs, decoded{key: key, obj: obj, line: line})
 }
 

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
@@ -19,6 +21,8 @@ type Option func(*options)
 
 type options struct {
 	maxFileSize int64
+	mesh        bool
+	keepAll     bool
 }
 
 // WithMaxFileSize sets the largest file that is read; larger files are
@@ -31,8 +35,36 @@ func WithMaxFileSize(n int64) Option {
 	}
 }
 
+// Mesh says whether the builds fed by what is read run the mesh
+// (dag.Options.Mesh). Without the mesh, Services are kept without their
+// selectors, which only the mesh reads (objects.CompactWithoutMesh): a
+// third of what a Service costs. Without this option everything a build
+// may read is kept, as for the mesh.
+func Mesh(on bool) Option {
+	return func(o *options) { o.mesh = on }
+}
+
+// KeepAll keeps every field of what is read, making nothing smaller: for
+// a caller that writes the objects elsewhere (etcd apply) rather than
+// building from them, where what no build reads is still the user's.
+func KeepAll() Option {
+	return func(o *options) { o.keepAll = true }
+}
+
+// compact is what makes an object smaller as it is read.
+func (o options) compact() func(runtime.Object) {
+	switch {
+	case o.keepAll:
+		return func(runtime.Object) {}
+	case o.mesh:
+		return objects.Compact
+	default:
+		return objects.CompactWithoutMesh
+	}
+}
+
 func newOptions(opts []Option) options {
-	o := options{maxFileSize: DefaultMaxFileSize}
+	o := options{maxFileSize: DefaultMaxFileSize, mesh: true}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -40,6 +40,7 @@ type fileState struct {
 type tree struct {
 	root    string
 	maxSize int64
+	compact func(runtime.Object) // applied to every object read
 
 	files map[string]*fileState          // by path relative to root
 	defs  map[objects.Key][]*entry       // definitions in path, then document, order
@@ -59,6 +60,7 @@ func newTree(root string, o options) *tree {
 	return &tree{
 		root:    root,
 		maxSize: o.maxFileSize,
+		compact: o.compact(),
 		files:   map[string]*fileState{},
 		defs:    map[objects.Key][]*entry{},
 		dups:    map[objects.Key]struct{}{},
@@ -204,7 +206,7 @@ func (t *tree) read(rel string) readResult {
 	if old := t.files[rel]; old != nil && old.read && old.sum == sum {
 		return readResult{rel: rel}
 	}
-	objs, problems := decodeFile(abs, data)
+	objs, problems := decodeFile(abs, data, t.compact)
 	st := &fileState{read: true, sum: sum, problems: problems}
 	for i, o := range objs {
 		st.entries = append(st.entries, &entry{decoded: o, file: rel, seq: i})

@@ -84,7 +84,7 @@ func readForWrite(file string) ([]dirsource.Object, []dirsource.Problem, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, ps := dirsource.Decode(file, data)
+	objs, ps := dirsource.Decode(file, data, dirsource.KeepAll()) // written as the file says
 	var errs, warns []dirsource.Problem
 	for _, p := range ps {
 		if p.Severity == dirsource.Error {

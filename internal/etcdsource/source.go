@@ -38,6 +38,11 @@ type Config struct {
 	// ProbeInterval is how often reachability is checked, ProbeTimeout
 	// how long one check may take; zero means 2s and 3s.
 	ProbeInterval, ProbeTimeout time.Duration
+	// WithoutMesh is set when the builds run without the mesh
+	// (dag.Options.Mesh off): Services are then held without their
+	// selectors, which only the mesh reads. Unset, everything a build may
+	// read is kept.
+	WithoutMesh bool
 }
 
 // Source reads objects from etcd: a list at one revision, then a watch
@@ -230,7 +235,7 @@ func (s *Source) decode(k string, value []byte) (dirsource.Object, *dirsource.Pr
 	named := func(msg string) *dirsource.Problem {
 		return &dirsource.Problem{File: k, Kind: want.Kind.String(), Namespace: want.Namespace, Name: want.Name, Severity: dirsource.Error, Message: msg}
 	}
-	objs, ps := dirsource.Decode(k, value)
+	objs, ps := dirsource.Decode(k, value, dirsource.Mesh(!s.cfg.WithoutMesh))
 	switch {
 	case len(ps) > 0:
 		p := ps[0]

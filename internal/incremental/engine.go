@@ -267,36 +267,50 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 // presize makes the engine's maps, before the first update fills them, as
 // large as the snapshot says they will get: growing a map of a hundred
 // thousand entries by doubling rehashes it over and over, on the one
-// goroutine the bookkeeping runs on.
+// goroutine the bookkeeping runs on. A map never shrinks, so a hint too
+// large is paid for as long as the engine lives; one too small only costs
+// the growing.
 func (e *Engine) presize() {
 	s := e.snap
 	proxies, services := len(s.HTTPProxies), len(s.Services)
+	// Only roots (proxies with a virtual host) make a unit, claim a name
+	// and own route configurations; included proxies add routes.
 	// A route's weighted Services make one cluster: sizing the clusters by
 	// the Services would keep maps several times too large for good.
-	routes := len(s.ExtensionServices)
+	roots, routes := 0, len(s.ExtensionServices)
 	for _, p := range s.HTTPProxies {
+		if p.Spec.VirtualHost != nil {
+			roots++
+		}
 		routes += len(p.Spec.Routes)
 	}
 	clusters := min(services, routes)
-	e.roots = make(map[types.NamespacedName]*rootUnit, proxies)
+	e.roots = make(map[types.NamespacedName]*rootUnit, roots)
 	e.rootDeps.presize(proxies + services + len(s.Secrets))
-	e.claims.fqdn = make(map[string][]*rootUnit, proxies)
-	e.claims.dns = make(map[string][]*dnsClaim, proxies)
-	e.claims.touched = make(map[string]bool, proxies)
+	e.claims.fqdn = make(map[string][]*rootUnit, roots)
+	e.claims.dns = make(map[string][]*dnsClaim, roots)
+	e.claims.touched = make(map[string]bool, roots)
 	e.shared.clusters = make(map[string]*clusterEntry, clusters)
 	e.shared.byService = make(map[types.NamespacedName][]*clusterEntry, services)
-	e.shared.dns = make(map[string]*dnsEntry, proxies)
+	e.shared.dns = make(map[string]*dnsEntry, roots)
 	n := proxies + len(s.ExtensionServices) + len(s.Delegations)
 	e.statuses.parts = make(map[objects.Key][]part, n)
 	e.statuses.current = make(map[objects.Key]*dag.Status, n)
 	e.statuses.touched = make(map[objects.Key]bool, n)
 	hint := map[string]int{
-		resource.ClusterType: clusters, resource.EndpointType: clusters, resource.RouteType: proxies,
-		resource.ScopedRouteType: proxies, resource.ListenerType: proxies, resource.SecretType: len(s.Secrets),
+		resource.ClusterType: clusters, resource.EndpointType: clusters, resource.RouteType: roots,
+		resource.ScopedRouteType: roots, resource.ListenerType: roots, resource.SecretType: len(s.Secrets),
 	}
 	for _, g := range xdsres.Groups {
+		if g == xdsres.GroupMesh && !e.cfg.DAG.Mesh {
+			continue // without the mesh its group stays empty
+		}
 		for _, t := range xdsres.TypesOf(g) {
-			e.targets[g][t] = make(map[string]*xdsres.Resource, hint[t])
+			n := hint[t]
+			if g == xdsres.GroupDNS {
+				n = roots // one cluster and assignment per name a root claims
+			}
+			e.targets[g][t] = make(map[string]*xdsres.Resource, n)
 		}
 	}
 	e.targets[xdsres.GroupEnvoy][resource.ListenerType] = map[string]*xdsres.Resource{}

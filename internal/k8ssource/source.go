@@ -138,7 +138,7 @@ func (s *Source) newWatch(client *rest.RESTClient, info *kindInfo, ns string) (*
 	w := &watch{info: info, namespace: ns}
 	lw := cache.NewListWatchFromClient(client, info.resource, ns, fields.Everything())
 	w.informer = cache.NewSharedIndexInformerWithOptions(lw, info.example, cache.SharedIndexInformerOptions{ObjectDescription: w.String()})
-	if err := w.informer.SetTransform(transform); err != nil {
+	if err := w.informer.SetTransform(transformer(s.meshNS != nil)); err != nil {
 		return nil, err
 	}
 	if err := w.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {

@@ -8,13 +8,16 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-// transform trims an object before the informer caches it: the cache
-// holds every object of the cluster (every Secret and Node included), so
-// what no build reads is dropped as it arrives, and what thousands of
-// objects repeat is shared (objects.Compact).
+// transformer returns the function that trims an object before the
+// informer caches it: the cache holds every object of the cluster (every
+// Secret and Node included), so what no build reads is dropped as it
+// arrives, and what thousands of objects repeat is shared
+// (objects.Compact).
 //
 //   - metadata.managedFields and kubectl's last-applied annotation, from
-//     every object (objects.Compact);
+//     every object, and what objects.Compact lists of Services and
+//     EndpointSlices; without the mesh, Services' selectors too
+//     (objects.CompactWithoutMesh);
 //   - a Node's status (images, conditions, addresses) and a Namespace's
 //     spec and status: builds read only their labels and annotations;
 //   - all of a Pod but its labels, ServiceAccount and IPs, which is what
@@ -26,14 +29,22 @@ import (
 //     kubernetes.io/tls and Opaque Secrets keep theirs (service account
 //     tokens, registry credentials, Helm releases do not).
 //
-// The informer hands transform a freshly decoded object that nothing
+// The informer hands the function a freshly decoded object that nothing
 // else references yet, so it is changed in place.
-func transform(obj any) (any, error) {
+func transformer(mesh bool) func(obj any) (any, error) {
+	compact := objects.CompactWithoutMesh
+	if mesh {
+		compact = objects.Compact
+	}
+	return func(obj any) (any, error) { return transform(obj, compact) }
+}
+
+func transform(obj any, compact func(runtime.Object)) (any, error) {
 	ro, ok := obj.(runtime.Object)
 	if _, err := meta.Accessor(obj); err != nil || !ok {
 		return obj, nil // a tombstone: it is never transformed
 	}
-	objects.Compact(ro)
+	compact(ro)
 	switch o := obj.(type) {
 	case *corev1.Node:
 		o.Status = corev1.NodeStatus{}

@@ -2,7 +2,10 @@ package objects
 
 import (
 	"reflect"
+	goruntime "runtime"
+	"sync"
 	"unique"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -12,16 +15,40 @@ import (
 )
 
 // Compact makes an object that nothing else references yet smaller
-// before a source keeps it. It drops what no build reads from any object
-// (metadata.managedFields and kubectl's last-applied copy of the whole
-// object; a Service's selector stays, since the mesh reads it to find the
-// pods a TrafficTarget names), and the strings that thousands of objects repeat
-// (apiVersion, kind, namespace, label keys and short values, port names,
-// protocols, zones, node names) are shared instead of each object holding
-// its own copy, and endpoint conditions point at one of two booleans.
-// What it shares is never written through: a snapshot's objects are
-// immutable, and whatever edits one edits a deep copy.
+// before a source keeps it. It drops what no build reads:
+//
+//   - from every object, metadata.managedFields and kubectl's
+//     last-applied copy of the whole object;
+//   - from Services and EndpointSlices, which a cluster holds by the
+//     hundred thousand, their uid and ownerReferences (the status writer
+//     reads a uid, but only of Switchyard's own objects) and a slice's
+//     annotations;
+//   - from an EndpointSlice's endpoints, their targetRef, hostname, hints
+//     and deprecatedTopology: a build reads an endpoint's addresses,
+//     conditions, zone and node name only.
+//
+// A Service's selector stays: the mesh reads it to find the pods a
+// TrafficTarget names (CompactWithoutMesh drops it). The strings that
+// thousands of objects repeat (apiVersion, kind, namespace, label keys and
+// short values, port names, protocols, zones, node names) are shared
+// instead of each object holding its own copy, and so are the pointers
+// an EndpointSlice holds them by, its port numbers and its endpoints'
+// conditions. What it shares is never written through: a snapshot's
+// objects are immutable, and whatever edits one edits a deep copy.
+// TestCompactKeeps lists what a build may read.
 func Compact(obj runtime.Object) {
+	compact(obj, true)
+}
+
+// CompactWithoutMesh is Compact for a source whose builds run without the
+// mesh (dag.Options.Mesh off): a Service's selector, which only the mesh
+// reads, goes too. A one-entry selector map costs about 300 bytes, a
+// third of a Service.
+func CompactWithoutMesh(obj runtime.Object) {
+	compact(obj, false)
+}
+
+func compact(obj runtime.Object, mesh bool) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 		if a := m.GetAnnotations(); a[corev1.LastAppliedConfigAnnotation] != "" {
@@ -38,13 +65,18 @@ func Compact(obj runtime.Object) {
 	}
 	switch o := obj.(type) {
 	case *corev1.Service:
+		o.UID, o.OwnerReferences = "", nil
 		for i := range o.Spec.Ports {
 			p := &o.Spec.Ports[i]
 			p.Name = Intern(p.Name)
 			p.Protocol = corev1.Protocol(Intern(string(p.Protocol)))
 		}
 		o.Spec.Selector = internMap(o.Spec.Selector)
+		if !mesh {
+			o.Spec.Selector = nil
+		}
 	case *discoveryv1.EndpointSlice:
+		o.UID, o.OwnerReferences, o.Annotations = "", nil, nil
 		compactSlice(o)
 	}
 }
@@ -53,16 +85,16 @@ func compactSlice(es *discoveryv1.EndpointSlice) {
 	es.AddressType = discoveryv1.AddressType(Intern(string(es.AddressType)))
 	for i := range es.Ports {
 		p := &es.Ports[i]
-		p.Name = internPtr(p.Name)
-		if p.Protocol != nil {
-			proto := corev1.Protocol(Intern(string(*p.Protocol)))
-			p.Protocol = &proto
-		}
+		p.Name = sharedString(p.Name)
+		p.Protocol = sharedProtocol(p.Protocol)
+		p.Port = sharedPort(p.Port)
+		p.AppProtocol = sharedString(p.AppProtocol)
 	}
 	for i := range es.Endpoints {
 		e := &es.Endpoints[i]
-		e.Zone = internPtr(e.Zone)
-		e.NodeName = internPtr(e.NodeName)
+		e.TargetRef, e.Hostname, e.Hints, e.DeprecatedTopology = nil, nil, nil, nil
+		e.Zone = sharedString(e.Zone)
+		e.NodeName = sharedString(e.NodeName)
 		c := &e.Conditions
 		c.Ready, c.Serving, c.Terminating = sharedBool(c.Ready), sharedBool(c.Serving), sharedBool(c.Terminating)
 	}
@@ -74,14 +106,6 @@ func Intern(s string) string {
 		return s
 	}
 	return unique.Make(s).Value()
-}
-
-// internPtr shares the string; the pointer itself stays the object's.
-func internPtr(s *string) *string {
-	if s != nil {
-		*s = Intern(*s)
-	}
-	return s
 }
 
 // internMap shares keys, and values short enough to repeat ("app": "web"
@@ -110,6 +134,58 @@ func sharedBool(b *bool) *bool {
 		return &no
 	}
 }
+
+// pointers are the read-only pointers objects share (see Compact): a
+// pointer to a zone is 16 bytes, and 200,000 endpoints in three zones
+// need three of them. Entries are weak, so that the names of Nodes long
+// gone do not stay.
+type pointers[T comparable] struct {
+	mu sync.Mutex
+	m  map[T]weak.Pointer[T]
+}
+
+var (
+	stringPointers   = pointers[string]{m: map[string]weak.Pointer[string]{}}
+	protocolPointers = pointers[corev1.Protocol]{m: map[corev1.Protocol]weak.Pointer[corev1.Protocol]{}}
+	portPointers     = pointers[int32]{m: map[int32]weak.Pointer[int32]{}}
+)
+
+// share returns a pointer to a value equal to *p, the same for every
+// caller while anyone holds it.
+func (t *pointers[T]) share(p *T, intern func(T) T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if q := t.m[v].Value(); q != nil {
+		return q
+	}
+	q := new(T)
+	*q = intern(v)
+	t.m[v] = weak.Make(q)
+	goruntime.AddCleanup(q, t.forget, v)
+	return q
+}
+
+// forget drops v's entry once its pointer is gone, unless v was shared
+// again since.
+func (t *pointers[T]) forget(v T) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m[v].Value() == nil {
+		delete(t.m, v)
+	}
+}
+
+func sharedString(s *string) *string { return stringPointers.share(s, Intern) }
+
+func sharedProtocol(p *corev1.Protocol) *corev1.Protocol {
+	return protocolPointers.share(p, func(p corev1.Protocol) corev1.Protocol { return corev1.Protocol(Intern(string(p))) })
+}
+
+func sharedPort(p *int32) *int32 { return portPointers.share(p, func(n int32) int32 { return n }) }
 
 // typeMeta is the TypeMeta every Kubernetes type embeds, nil for an object
 // without one. meta.TypeAccessor would not do: it sets apiVersion by

@@ -13,6 +13,11 @@ import (
 type DirSource struct {
 	Root string
 	Log  *slog.Logger
+	// WithoutMesh is set when the builds run without the mesh
+	// (dag.Options.Mesh off): Services are then held without their
+	// selectors, which only the mesh reads. Unset, everything a build may
+	// read is kept.
+	WithoutMesh bool
 
 	w        *dirsource.Watcher
 	problems map[string]bool
@@ -20,7 +25,7 @@ type DirSource struct {
 
 // Start reads the whole tree.
 func (d *DirSource) Start(context.Context) ([]objects.Change, error) {
-	w, err := dirsource.NewWatcher(d.Root)
+	w, err := dirsource.NewWatcher(d.Root, dirsource.Mesh(!d.WithoutMesh))
 	if err != nil {
 		return nil, err
 	}

@@ -32,9 +32,6 @@ type Resource struct {
 	// Any holds the encoded resource; it is shared by every response and
 	// must never be modified.
 	Any *anypb.Any
-	// Message is the decoded resource, kept for debug output; nil for a
-	// compact resource (see Encode), whose Decoded decodes Any instead.
-	Message proto.Message
 	// Inspected is what the gate's checks found in the resource when they
 	// ran as it was encoded, from the message it was encoded from (see
 	// incremental.Config.Inspect); nil when they did not. Only the gate
@@ -42,13 +39,10 @@ type Resource struct {
 	Inspected any
 }
 
-// Decoded returns the resource as a message: Message, or for a compact
-// resource a message decoded from Any (nil if it does not decode). It
-// never changes the resource, so it may be called concurrently.
+// Decoded returns the resource as a message decoded from Any (nil if it
+// does not decode). It never changes the resource, so it may be called
+// concurrently.
 func (r *Resource) Decoded() proto.Message {
-	if r.Message != nil {
-		return r.Message
-	}
 	if r.Any == nil {
 		return nil
 	}
@@ -103,42 +97,33 @@ func vtDeterministic(m proto.Message) bool {
 }
 
 // NewResource encodes a resource and derives its version from the bytes.
+// The resource holds only its encoding, which is what clients are sent;
+// Decoded rebuilds the message when someone asks (debug output, staging).
+// A control plane serving many thousands of resources keeps a fraction of
+// the memory this way.
 func NewResource(m proto.Message) (*Resource, error) {
 	b, err := Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T %q: %w", m, ResourceName(m), err)
 	}
-	return newResource(ResourceName(m), TypeURL(m), b, m), nil
+	return NewCompactResource(ResourceName(m), TypeURL(m), b), nil
 }
 
-// Encode is NewResource without keeping m: the resource holds only its
-// encoding, which is what clients are sent; Decoded rebuilds the message
-// when someone asks (debug output, staging). A control plane serving many
-// thousands of resources keeps a fraction of the memory this way.
-func Encode(m proto.Message) (*Resource, error) {
-	r, err := NewResource(m)
-	if err == nil {
-		r.Message = nil
-	}
-	return r, err
-}
+// Encode is NewResource.
+func Encode(m proto.Message) (*Resource, error) { return NewResource(m) }
 
-// NewCompactResource is Encode for a caller that already holds the
+// NewCompactResource is NewResource for a caller that already holds the
 // encoding (which must be what Marshal gives for the message) and knows
 // the resource's name and type URL.
 func NewCompactResource(name, typeURL string, b []byte) *Resource {
-	return newResource(name, typeURL, b, nil)
-}
-
-func newResource(name, typeURL string, b []byte, m proto.Message) *Resource {
-	// One allocation for the resource and its Any: a build makes one per
-	// resource served.
+	// One allocation for the resource and its Any, 128 bytes: a build
+	// makes one per resource served, 150,000 at 10,000 roots.
 	blk := &struct {
 		r   Resource
 		any anypb.Any
 	}{}
 	blk.any.TypeUrl, blk.any.Value = typeURL, b
-	blk.r.Name, blk.r.Version, blk.r.Any, blk.r.Message = name, contentVersion(b), &blk.any, m
+	blk.r.Name, blk.r.Version, blk.r.Any = name, contentVersion(b), &blk.any
 	return &blk.r
 }
 
