@@ -30,7 +30,8 @@ import (
 
 // Source delivers objects. Start returns once the source has its first
 // complete view (a directory read, informers synced); Run then delivers
-// changes until ctx is done.
+// changes until ctx is done. A source that can hand that view over in
+// parts while it reads it implements WarmSource too.
 type Source interface {
 	Start(ctx context.Context) ([]objects.Change, error)
 	Run(ctx context.Context, emit func([]objects.Change)) error
