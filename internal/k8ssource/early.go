@@ -30,25 +30,28 @@ import (
 // whole in one response, and is left to the informer: only streams are
 // read early.
 
-// earlyListWatch is lw, with the initial events of its streaming lists
-// handed to the source as they arrive.
-func (s *Source) earlyListWatch(lw *cache.ListWatch, kind objects.Kind) *cache.ListWatch {
+// earlyListWatch is w's lw, with the initial events of its streaming
+// lists handed to the source as they arrive.
+func (s *Source) earlyListWatch(lw *cache.ListWatch, w *watch) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: lw.ListWithContextFunc,
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (k8swatch.Interface, error) {
-			w, err := lw.WatchFuncWithContext(ctx, opts)
+			stream, err := lw.WatchFuncWithContext(ctx, opts)
 			if err != nil || opts.SendInitialEvents == nil || !*opts.SendInitialEvents {
-				return w, err
+				return stream, err
 			}
 			initial := true
-			return k8swatch.Filter(w, func(ev k8swatch.Event) (k8swatch.Event, bool) {
+			return k8swatch.Filter(stream, func(ev k8swatch.Event) (k8swatch.Event, bool) {
 				switch {
 				case !initial:
 				case ev.Type == k8swatch.Added:
-					s.handOver(kind, ev.Object)
+					s.handOver(w, ev.Object)
 				case ev.Type == k8swatch.Bookmark:
 					if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 						initial = false
+						s.mu.Lock()
+						w.streamed = true
+						s.mu.Unlock()
 					}
 				}
 				return ev, true
@@ -58,10 +61,10 @@ func (s *Source) earlyListWatch(lw *cache.ListWatch, kind objects.Kind) *cache.L
 	}
 }
 
-// handOver transforms an object of a stream's initial events and keeps it
-// as early, for the next batch.
-func (s *Source) handOver(kind objects.Kind, obj runtime.Object) {
-	key, ok := keyOf(kind, obj)
+// handOver transforms an object of w's initial events and keeps it as
+// early, for the next batch.
+func (s *Source) handOver(w *watch, obj runtime.Object) {
+	key, ok := keyOf(w.info.kind, obj)
 	if !ok {
 		return
 	}
@@ -71,7 +74,33 @@ func (s *Source) handOver(kind objects.Kind, obj runtime.Object) {
 	s.mu.Lock()
 	s.early[key] = obj
 	s.dirty[key] = struct{}{}
+	w.front = max(w.front, key.Namespace)
 	s.mu.Unlock()
+}
+
+// waitsForServices reports whether a batch had better leave an object for
+// a later one: an HTTPProxy whose namespace's Services are still
+// streaming. A root is built again whenever one of its Services arrives,
+// and at 10,000 roots the HTTPProxies' stream ends well before the
+// Services': built as they arrive, most roots would be built twice. The
+// API server streams a kind's initial events in key order, so once the
+// Services' stream has gone past a namespace, its Services are all in.
+// Should the order be another, nothing is lost but that saving: every
+// object goes out once the Services have synced.
+func (s *Source) waitsForServices(k objects.Key) bool {
+	if k.Kind != objects.KindHTTPProxy {
+		return false
+	}
+	w := s.byKind[objects.KindService][metav1.NamespaceAll]
+	if w == nil {
+		w = s.byKind[objects.KindService][k.Namespace]
+	}
+	if w == nil || w.synced() {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !w.streamed && w.front <= k.Namespace
 }
 
 // transformOnce is the informers' transform: it leaves the objects

@@ -83,6 +83,10 @@ type watch struct {
 	namespace string
 	informer  cache.SharedIndexInformer
 	synced    cache.InformerSynced
+	// front is the greatest namespace of the objects its initial stream
+	// has sent, streamed whether that stream has ended (s.mu; early.go).
+	front    string
+	streamed bool
 }
 
 // New prepares the informers; nothing talks to the API server until Start.
@@ -139,7 +143,7 @@ func New(cfg Config) (*Source, error) {
 
 func (s *Source) newWatch(client *rest.RESTClient, info *kindInfo, ns string) (*watch, error) {
 	w := &watch{info: info, namespace: ns}
-	lw := s.earlyListWatch(cache.NewListWatchFromClient(client, info.resource, ns, fields.Everything()), info.kind)
+	lw := s.earlyListWatch(cache.NewListWatchFromClient(client, info.resource, ns, fields.Everything()), w)
 	w.informer = cache.NewSharedIndexInformerWithOptions(lw, info.example, cache.SharedIndexInformerOptions{ObjectDescription: w.String()})
 	if err := w.informer.SetTransform(s.transformOnce(info.kind)); err != nil {
 		return nil, err
@@ -329,8 +333,20 @@ func (s *Source) take() []objects.Change {
 	s.updateMeshNamespaces(dirty)
 
 	keys := make([]objects.Key, 0, len(dirty))
+	var later []objects.Key
 	for k := range dirty {
+		if s.waitsForServices(k) {
+			later = append(later, k)
+			continue
+		}
 		keys = append(keys, k)
+	}
+	if len(later) > 0 {
+		s.mu.Lock()
+		for _, k := range later {
+			s.dirty[k] = struct{}{}
+		}
+		s.mu.Unlock()
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	var out []objects.Change
