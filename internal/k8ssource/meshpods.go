@@ -52,7 +52,7 @@ func (s *Source) updateMeshNamespaces(dirty map[objects.Key]struct{}) {
 			ns = k.Name
 		}
 		before := m.has(ns)
-		switch o := s.Get(k).(type) {
+		switch o := s.lookup(k).(type) {
 		case *corev1.Namespace:
 			m.annotated[ns] = o.Annotations[objects.MeshAnnotation] == "true"
 		case *corev1.Service:
@@ -82,6 +82,15 @@ func (s *Source) updateMeshNamespaces(dirty map[objects.Key]struct{}) {
 			}
 		}
 	}
+	// Pods read early (early.go) are not in the informers' caches yet, and
+	// their Add events will not mark them again.
+	s.mu.Lock()
+	for k := range s.early {
+		if k.Kind == objects.KindPod && changed[k.Namespace] {
+			dirty[k] = struct{}{}
+		}
+	}
+	s.mu.Unlock()
 }
 
 func (m *meshNamespaces) setService(k objects.Key, annotated bool) {

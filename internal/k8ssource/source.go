@@ -22,7 +22,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,20 +48,23 @@ type Config struct {
 	Secrets []types.NamespacedName
 	Log     *slog.Logger
 	// OnSynced, when set, is called once every informer has synced, before
-	// Start turns their caches into changes: what follows is the time to
-	// the first config that the source does not spend waiting on the API
-	// server.
+	// Start turns what is left of their caches into changes: what follows
+	// is the time to the first config that the source does not spend
+	// waiting on the API server.
 	OnSynced func()
 }
 
 // Source watches the API server. It implements server.Source.
 type Source struct {
-	log      *slog.Logger
-	watches  []*watch
-	byKind   map[objects.Kind]map[string]*watch // by namespace, "" for all
-	wake     chan struct{}
-	mu       sync.Mutex
-	dirty    map[objects.Key]struct{}
+	log     *slog.Logger
+	watches []*watch
+	byKind  map[objects.Kind]map[string]*watch // by namespace, "" for all
+	wake    chan struct{}
+	mu      sync.Mutex
+	dirty   map[objects.Key]struct{}
+	// early are the objects of the informers' initial lists read before
+	// the informers have them (early.go).
+	early    map[objects.Key]runtime.Object
 	kindInfo map[objects.Kind]*kindInfo
 
 	// Owned by the goroutine that calls Start, then Run.
@@ -81,6 +83,10 @@ type watch struct {
 	namespace string
 	informer  cache.SharedIndexInformer
 	synced    cache.InformerSynced
+	// front is the greatest namespace of the objects its initial stream
+	// has sent, streamed whether that stream has ended (s.mu; early.go).
+	front    string
+	streamed bool
 }
 
 // New prepares the informers; nothing talks to the API server until Start.
@@ -93,6 +99,7 @@ func New(cfg Config) (*Source, error) {
 		byKind:   map[objects.Kind]map[string]*watch{},
 		wake:     make(chan struct{}, 1),
 		dirty:    map[objects.Key]struct{}{},
+		early:    map[objects.Key]runtime.Object{},
 		kindInfo: map[objects.Kind]*kindInfo{},
 		refs:     newSecretRefs(cfg.Secrets...),
 		emitted:  map[objects.Key]runtime.Object{},
@@ -136,9 +143,9 @@ func New(cfg Config) (*Source, error) {
 
 func (s *Source) newWatch(client *rest.RESTClient, info *kindInfo, ns string) (*watch, error) {
 	w := &watch{info: info, namespace: ns}
-	lw := cache.NewListWatchFromClient(client, info.resource, ns, fields.Everything())
+	lw := s.earlyListWatch(cache.NewListWatchFromClient(client, info.resource, ns, fields.Everything()), w)
 	w.informer = cache.NewSharedIndexInformerWithOptions(lw, info.example, cache.SharedIndexInformerOptions{ObjectDescription: w.String()})
-	if err := w.informer.SetTransform(transformer(s.meshNS != nil)); err != nil {
+	if err := w.informer.SetTransform(s.transformOnce(info.kind)); err != nil {
 		return nil, err
 	}
 	if err := w.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -170,13 +177,18 @@ func (s *Source) mark(kind objects.Kind, obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
+	ro, ok := obj.(runtime.Object)
+	if !ok {
 		return
 	}
-	key := objects.Key{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+	key, ok := keyOf(kind, ro)
+	if !ok {
+		return
+	}
 	s.mu.Lock()
-	s.dirty[key] = struct{}{}
+	if !s.informed(key, obj) {
+		s.dirty[key] = struct{}{}
+	}
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -187,6 +199,20 @@ func (s *Source) mark(kind objects.Kind, obj any) {
 // Start runs the informers until ctx is done and returns every object
 // once all of them have synced.
 func (s *Source) Start(ctx context.Context) ([]objects.Change, error) {
+	return s.StartWarm(ctx, nil)
+}
+
+// WarmupInterval is how often StartWarm hands over what the informers
+// listed since the last time: often enough that little is left when the
+// last informer syncs, seldom enough that a batch holds many objects, so
+// that a root is rebuilt once for its Services rather than once for each.
+const WarmupInterval = 200 * time.Millisecond
+
+// StartWarm is Start, passing the objects the informers list to warm (when
+// not nil) at most every WarmupInterval while they do, so that they are
+// built before the informers sync; it returns the changes listed since the
+// last batch. It implements server.WarmSource.
+func (s *Source) StartWarm(ctx context.Context, warm func([]objects.Change)) ([]objects.Change, error) {
 	if s.started {
 		return nil, fmt.Errorf("k8ssource: Start called twice")
 	}
@@ -195,7 +221,38 @@ func (s *Source) Start(ctx context.Context) ([]objects.Change, error) {
 	for _, w := range s.watches {
 		go w.informer.RunWithContext(ctx)
 	}
-	tick := time.NewTicker(50 * time.Millisecond)
+	// The informers are watched apart from the batches, so that OnSynced
+	// tells when they synced even while a batch is being built.
+	synced := make(chan error, 1)
+	go func() { synced <- s.waitSynced(ctx, start) }()
+	var batches <-chan time.Time
+	if warm != nil {
+		tick := time.NewTicker(WarmupInterval)
+		defer tick.Stop()
+		batches = tick.C
+	}
+	for {
+		select {
+		case err := <-synced:
+			if err != nil {
+				return nil, err
+			}
+			s.dropEarly()
+			changes := s.take()
+			s.log.Info("informers synced", "objects", len(s.emitted), "informers", len(s.watches), "duration", time.Since(start).Round(time.Millisecond))
+			return changes, nil
+		case <-batches:
+			if b := s.take(); len(b) > 0 {
+				warm(b)
+			}
+		}
+	}
+}
+
+// waitSynced returns once every informer has synced, calling OnSynced
+// then, or with an error when ctx ends first.
+func (s *Source) waitSynced(ctx context.Context, start time.Time) error {
+	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	nextNote := start.Add(10 * time.Second)
 	for {
@@ -214,16 +271,14 @@ func (s *Source) Start(ctx context.Context) ([]objects.Change, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("informers did not sync (waiting for %s): %w", strings.Join(waiting, ", "), ctx.Err())
+			return fmt.Errorf("informers did not sync (waiting for %s): %w", strings.Join(waiting, ", "), ctx.Err())
 		case <-tick.C:
 		}
 	}
 	if s.onSynced != nil {
 		s.onSynced()
 	}
-	changes := s.take()
-	s.log.Info("informers synced", "objects", len(changes), "informers", len(s.watches), "duration", time.Since(start).Round(time.Millisecond))
-	return changes, nil
+	return nil
 }
 
 // Run delivers batches of changes until ctx is done.
@@ -278,8 +333,20 @@ func (s *Source) take() []objects.Change {
 	s.updateMeshNamespaces(dirty)
 
 	keys := make([]objects.Key, 0, len(dirty))
+	var later []objects.Key
 	for k := range dirty {
+		if s.waitsForServices(k) {
+			later = append(later, k)
+			continue
+		}
 		keys = append(keys, k)
+	}
+	if len(later) > 0 {
+		s.mu.Lock()
+		for _, k := range later {
+			s.dirty[k] = struct{}{}
+		}
+		s.mu.Unlock()
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	var out []objects.Change
@@ -289,7 +356,7 @@ func (s *Source) take() []objects.Change {
 			secrets[k] = true
 			continue
 		}
-		obj := s.Get(k)
+		obj := s.lookup(k)
 		if k.Kind == objects.KindPod && !s.podInMesh(k.Namespace) {
 			obj = nil
 		}
@@ -313,7 +380,7 @@ func (s *Source) take() []objects.Change {
 	for _, k := range sk {
 		var obj runtime.Object
 		if s.refs.referenced(k.NamespacedName()) {
-			obj = s.Get(k)
+			obj = s.lookup(k)
 		}
 		out = s.diff(k, obj, out)
 	}
@@ -328,7 +395,7 @@ func (s *Source) diff(key objects.Key, obj runtime.Object, out []objects.Change)
 	case obj == nil && had:
 		delete(s.emitted, key)
 		return append(out, objects.Change{Key: key})
-	case obj == nil:
+	case obj == nil, had && prev == obj:
 		return out
 	case had && s.kindInfo[key.Kind].same(prev, obj):
 		s.emitted[key] = obj

@@ -67,3 +67,7 @@ func transform(obj any, compact func(runtime.Object)) (any, error) {
 func keepsData(t corev1.SecretType) bool {
 	return t == corev1.SecretTypeTLS || t == corev1.SecretTypeOpaque || t == ""
 }
+
+// trim is the transform of this source's objects: selectors are kept only
+// for the mesh, the one reader of them.
+func (s *Source) trim(obj any) (any, error) { return transformer(s.meshNS != nil)(obj) }

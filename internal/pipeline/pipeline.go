@@ -63,6 +63,8 @@ type Pipeline struct {
 	// out by endpoints (endpointwarn.go).
 	warns     Conditions
 	endpoints endpointWarnings
+	// warming is true from BeginWarmup to EndWarmup (warmup.go).
+	warming bool
 }
 
 // New returns a pipeline feeding the cache.
@@ -159,7 +161,12 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 	for _, g := range groups {
 		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
 		p.withheld(fresh)
-		out := p.stagers[g.name].stage(served, changes, delta.All, now)
+		var out []xdsres.Change
+		if p.warming {
+			out = unstaged(served, changes, delta.All)
+		} else {
+			out = p.stagers[g.name].stage(served, changes, delta.All, now)
+		}
 		if err := p.cache.Update(g.name, out); err != nil {
 			return err
 		}

@@ -30,7 +30,8 @@ import (
 
 // Source delivers objects. Start returns once the source has its first
 // complete view (a directory read, informers synced); Run then delivers
-// changes until ctx is done.
+// changes until ctx is done. A source that can hand that view over in
+// parts while it reads it implements WarmSource too.
 type Source interface {
 	Start(ctx context.Context) ([]objects.Change, error)
 	Run(ctx context.Context, emit func([]objects.Change)) error
@@ -203,19 +204,14 @@ func (s *Server) Run(ctx context.Context, src Source) error {
 		go func() { errc <- serveHTTP(hs, s.adminLis) }()
 		defer shutdownHTTP(hs)
 	}
-	initial, err := src.Start(ctx)
+	res, n, err := s.start(ctx, src)
 	if err != nil {
 		s.xdsLis.Close()
-		return fmt.Errorf("starting the source: %w", err)
-	}
-	res, err := s.apply(initial)
-	if err != nil {
-		s.xdsLis.Close()
-		return fmt.Errorf("first build: %w", err)
+		return err
 	}
 	gs := s.serveXDS(ctx, errc)
 	defer stopGRPC(gs)
-	s.report(res, len(initial))
+	s.report(res, n)
 	addr := s.xdsLis.Addr()
 	s.xdsAddr.Store(&addr)
 	s.ready.Store(true)
