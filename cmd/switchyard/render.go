@@ -55,6 +55,7 @@ shared directory) are noted on standard error and skipped, unless --strict.`,
 			if output != "" && output != "yaml" && output != "json" {
 				return usageError("unknown output format %q: use yaml or json", output)
 			}
+			opts.Encoded = true // printed only: decoded as it is printed
 			out, err := render.Run(snap, opts)
 			if err != nil {
 				return usageError("%v", err)

@@ -9,6 +9,9 @@ import (
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // flushAt is how much output EncodeTo holds before writing it out.
@@ -44,10 +47,23 @@ func (o *Output) EncodeTo(w io.Writer, format string, opts EncodeOptions) error 
 	return fmt.Errorf("unknown output format %q: use yaml or json", format)
 }
 
-// item is one resource of the document, with the index of its type.
+// item is one resource of the document, decoded or not, with the index
+// of its type.
 type item struct {
 	typ int
 	msg proto.Message
+	res *xdsres.Resource
+}
+
+func (it item) message() (protoreflect.Message, error) {
+	if it.msg != nil {
+		return it.msg.ProtoReflect(), nil
+	}
+	m, err := decoded(it.res)
+	if err != nil {
+		return nil, err
+	}
+	return m.ProtoReflect(), nil
 }
 
 // items lists the resources in the order printed: type URLs sorted,
@@ -58,13 +74,33 @@ func (o *Output) items() (types []string, all []item) {
 			types = append(types, url)
 		}
 	}
+	for url, rs := range o.encoded {
+		if len(rs) > 0 && len(o.Resources[url]) == 0 {
+			types = append(types, url)
+		}
+	}
 	slices.Sort(types)
 	for i, url := range types {
 		for _, m := range o.Resources[url] {
 			all = append(all, item{typ: i, msg: m})
 		}
+		for _, r := range o.encoded[url] {
+			all = append(all, item{typ: i, res: r})
+		}
 	}
 	return types, all
+}
+
+// printItem prints one resource to a sink.
+func printItem(s sink, it item, types []string) error {
+	m, err := it.message()
+	if err == nil {
+		err = (&walker{s: s}).message(m)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", types[it.typ], err)
+	}
+	return nil
 }
 
 func (o *Output) statusDocs() []statusDoc {
@@ -104,10 +140,8 @@ func (o *Output) encodeJSON(w io.Writer) error {
 		// The writer's depth is where a resource sits in the document:
 		// under resources, its type URL and the type's list.
 		jw := &jsonWriter{indent: true, depth: 3}
-		if err := (&walker{s: jw}).message(all[i].msg.ProtoReflect()); err != nil {
-			return nil, fmt.Errorf("%s: %w", types[all[i].typ], err)
-		}
-		return jw.buf, nil
+		err := printItem(jw, all[i], types)
+		return jw.buf, err
 	}, func(i int, b []byte) error {
 		if t := all[i].typ; t != current {
 			if current >= 0 {
@@ -165,8 +199,8 @@ func (o *Output) encodeYAML(w io.Writer, opts EncodeOptions) error {
 	current := -1
 	err := inOrder(len(all), func(i int) ([]byte, error) {
 		t := &treeSink{}
-		if err := (&walker{s: t}).message(all[i].msg.ProtoReflect()); err != nil {
-			return nil, fmt.Errorf("%s: %w", types[all[i].typ], err)
+		if err := printItem(t, all[i], types); err != nil {
+			return nil, err
 		}
 		return yamlv2.Marshal(map[string]any{"resources": map[string]any{types[all[i].typ]: []any{t.root}}})
 	}, func(i int, b []byte) error {

@@ -19,8 +19,8 @@ import (
 )
 
 // goldenOutputs renders every golden case of the translator for every
-// group it has goldens for.
-func goldenOutputs(t testing.TB) map[string]*render.Output {
+// group it has goldens for, with the resources left encoded or not.
+func goldenOutputs(t testing.TB, encoded bool) map[string]*render.Output {
 	t.Helper()
 	dirs, _, err := golden.Dirs(filepath.Join("..", "translator", "testdata"))
 	if err != nil {
@@ -36,7 +36,7 @@ func goldenOutputs(t testing.TB) map[string]*render.Output {
 			t.Fatal(err)
 		}
 		for _, group := range c.Groups() {
-			out, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: xdsres.Group(group)})
+			out, err := render.Run(c.Snapshot, render.Options{DAG: c.DAG, Translator: c.Translator, Group: xdsres.Group(group), Encoded: encoded})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,12 +50,16 @@ func goldenOutputs(t testing.TB) map[string]*render.Output {
 
 // sameAsReference checks that both formats print exactly the bytes the
 // reference printer prints, and that a resource on its own prints as the
-// admin endpoint streams it, exactly as the reference does.
-func sameAsReference(t testing.TB, name string, out *render.Output) {
+// admin endpoint streams it, exactly as the reference does. printed, when
+// not nil, is what prints: the same output with its resources encoded.
+func sameAsReference(t testing.TB, name string, out, printed *render.Output) {
 	t.Helper()
+	if printed == nil {
+		printed = out
+	}
 	for _, format := range []string{"json", "yaml"} {
 		want, werr := render.ReferenceEncode(out, format)
-		got, gerr := out.Encode(format)
+		got, gerr := printed.Encode(format)
 		if werr != nil && gerr == nil && format == "yaml" && strings.Contains(werr.Error(), "control characters are not allowed") {
 			// The YAML decoder refuses the raw control characters (DEL,
 			// C1) that encoding/json leaves unescaped, so the old way
@@ -110,10 +114,14 @@ func diffContext(got, want []byte) string {
 // TestEncodeSameAsReference prints every golden case of the translator
 // both ways.
 func TestEncodeSameAsReference(t *testing.T) {
-	for name, out := range goldenOutputs(t) {
-		sameAsReference(t, name, out)
+	encoded := goldenOutputs(t, true)
+	for name, out := range goldenOutputs(t, false) {
+		if encoded[name] == nil {
+			t.Fatalf("%s: not rendered with Encoded", name)
+		}
+		sameAsReference(t, name, out, encoded[name])
 	}
-	sameAsReference(t, "empty", &render.Output{Resources: map[string][]proto.Message{}})
+	sameAsReference(t, "empty", &render.Output{Resources: map[string][]proto.Message{}}, nil)
 }
 
 // TestEncodeSameAsReferenceAtScale prints the directory of
@@ -134,6 +142,11 @@ func TestEncodeSameAsReferenceAtScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		out.NoDataPlane()
-		sameAsReference(t, string(group), out)
+		printed, err := render.Run(snap, render.Options{Translator: translator.DefaultOptions(), Group: group, Encoded: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		printed.NoDataPlane()
+		sameAsReference(t, string(group), out, printed)
 	}
 }

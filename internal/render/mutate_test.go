@@ -27,7 +27,7 @@ import (
 // bytes, or an error from both. Its seeds run with every `go test`.
 func FuzzEncodeSameAsReference(f *testing.F) {
 	var corpus []proto.Message
-	for _, out := range goldenOutputs(f) {
+	for _, out := range goldenOutputs(f, false) {
 		for _, ms := range out.Resources {
 			corpus = append(corpus, ms...)
 		}
@@ -40,7 +40,7 @@ func FuzzEncodeSameAsReference(f *testing.F) {
 		m := proto.Clone(corpus[r.IntN(len(corpus))])
 		mutate(r, m.ProtoReflect(), 0)
 		url := "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
-		sameAsReference(t, fmt.Sprintf("seed %d", seed), &render.Output{Resources: map[string][]proto.Message{url: {m}}})
+		sameAsReference(t, fmt.Sprintf("seed %d", seed), &render.Output{Resources: map[string][]proto.Message{url: {m}}}, nil)
 	})
 }
 

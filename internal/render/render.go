@@ -35,6 +35,9 @@ type Output struct {
 	// Programmed, when set, is what the data plane did with each object
 	// (its Programmed condition), printed with its status.
 	Programmed map[objects.Key]xdsres.Programmed
+	// encoded holds the resources instead of Resources under
+	// Options.Encoded, in the same order.
+	encoded map[string][]*xdsres.Resource
 }
 
 // NoDataPlane marks every HTTPProxy and ExtensionService as programmed by
@@ -55,6 +58,11 @@ type Options struct {
 	Translator translator.Options
 	// Group is the consumer group; GroupNone means envoy.
 	Group xdsres.Group
+	// Encoded leaves Output.Resources nil and keeps the resources as the
+	// engine holds them, encoded: EncodeTo decodes each one as it prints
+	// it, so that the output of 10,000 proxies is never held decoded all
+	// at once. For callers that only print.
+	Encoded bool
 }
 
 // Run builds the snapshot the way serve does — the incremental engine,
@@ -74,43 +82,60 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	// An error is a resource that does not encode, which the engine left
 	// out, as serve does.
 	_, _ = p.Apply(pipeline.SnapshotChanges(snap))
-	res, err := decodeServed(p.Served(group))
-	if err != nil {
-		return nil, err
+	byType := inWireOrder(p.Served(group))
+	out := &Output{Statuses: p.Statuses()}
+	if opts.Encoded {
+		out.encoded = byType
+		return out, nil
 	}
-	return &Output{Resources: res, Statuses: p.Statuses()}, nil
+	var err error
+	out.Resources, err = decode(byType)
+	return out, err
 }
 
-// decodeServed turns what the gate lets through into messages, each type
-// in name order, which is the translator's wire order. The engine keeps
-// resources encoded; decoding them, on every core, is cheaper than
-// translating the DAG a second time.
-func decodeServed(served map[string]map[string]*xdsres.Resource) (map[string][]proto.Message, error) {
-	type slot struct {
-		r    *xdsres.Resource
-		list []proto.Message
-		i    int
-	}
-	out := map[string][]proto.Message{}
-	var all []slot
+// inWireOrder lists what the gate lets through by type, each type in name
+// order, which is the translator's wire order; empty types are left out.
+func inWireOrder(served map[string]map[string]*xdsres.Resource) map[string][]*xdsres.Resource {
+	out := map[string][]*xdsres.Resource{}
 	for url, byName := range served {
 		if len(byName) == 0 {
 			continue
 		}
-		list := make([]proto.Message, 0, len(byName))
+		list := make([]*xdsres.Resource, 0, len(byName))
 		for _, name := range slices.Sorted(maps.Keys(byName)) {
-			all = append(all, slot{r: byName[name], list: list[:cap(list)], i: len(list)})
-			list = list[:len(list)+1]
+			list = append(list, byName[name])
 		}
 		out[url] = list
 	}
-	return out, inOrder(len(all), func(i int) ([]byte, error) {
-		s := all[i]
-		if s.list[s.i] = s.r.Decoded(); s.list[s.i] == nil {
-			return nil, fmt.Errorf("%s %q does not decode", s.r.Any.GetTypeUrl(), s.r.Name)
+	return out
+}
+
+// decode decodes resources on every core. The engine keeps them encoded;
+// decoding them is cheaper than translating the DAG a second time.
+func decode(byType map[string][]*xdsres.Resource) (map[string][]proto.Message, error) {
+	out := make(map[string][]proto.Message, len(byType))
+	var all []*xdsres.Resource
+	var into []*proto.Message
+	for url, list := range byType {
+		ms := make([]proto.Message, len(list))
+		for i, r := range list {
+			all, into = append(all, r), append(into, &ms[i])
 		}
-		return nil, nil
+		out[url] = ms
+	}
+	return out, inOrder(len(all), func(i int) ([]byte, error) {
+		m, err := decoded(all[i])
+		*into[i] = m
+		return nil, err
 	}, func(int, []byte) error { return nil })
+}
+
+func decoded(r *xdsres.Resource) (proto.Message, error) {
+	m := r.Decoded()
+	if m == nil {
+		return nil, fmt.Errorf("%s %q does not decode", r.Any.GetTypeUrl(), r.Name)
+	}
+	return m, nil
 }
 
 // ByType groups a translation's resources by type URL, leaving out empty
