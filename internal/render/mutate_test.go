@@ -2,8 +2,10 @@ package render_test
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,12 +28,7 @@ import (
 // too, private keys in maps and Structs — both ways, and wants the same
 // bytes, or an error from both. Its seeds run with every `go test`.
 func FuzzEncodeSameAsReference(f *testing.F) {
-	var corpus []proto.Message
-	for _, out := range goldenOutputs(f, false) {
-		for _, ms := range out.Resources {
-			corpus = append(corpus, ms...)
-		}
-	}
+	corpus := goldenCorpus(f)
 	for seed := range 1000 {
 		f.Add(uint64(seed))
 	}
@@ -42,6 +39,19 @@ func FuzzEncodeSameAsReference(f *testing.F) {
 		url := "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName())
 		sameAsReference(t, fmt.Sprintf("seed %d", seed), &render.Output{Resources: map[string][]proto.Message{url: {m}}}, nil)
 	})
+}
+
+// goldenCorpus lists the resources of every golden case in a fixed
+// order, so that a seed picks the same one every run.
+func goldenCorpus(t testing.TB) []proto.Message {
+	outs := goldenOutputs(t, false)
+	var corpus []proto.Message
+	for _, name := range slices.Sorted(maps.Keys(outs)) {
+		for _, url := range slices.Sorted(maps.Keys(outs[name].Resources)) {
+			corpus = append(corpus, outs[name].Resources[url]...)
+		}
+	}
+	return corpus
 }
 
 var strs = []string{
@@ -166,9 +176,15 @@ func sameType(r *rand.Rand, m proto.Message) proto.Message {
 		}
 		switch m.(type) {
 		case *structpb.Value:
+			if r.IntN(5) == 0 {
+				return &structpb.Value{} // no kind: an error
+			}
 			return structpb.NewNumberValue(randFloat(r))
 		case *structpb.ListValue:
-			l, _ := structpb.NewList([]any{randString(r), 1.5, true, nil})
+			if r.IntN(3) == 0 {
+				return &structpb.ListValue{}
+			}
+			l, _ := structpb.NewList([]any{strings.ToValidUTF8(randString(r), "?"), 1.5, true, nil})
 			return l
 		}
 	}

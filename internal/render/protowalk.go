@@ -42,9 +42,9 @@ const redactedKey = "private_key"
 // with the keys of every object sorted and private keys redacted, straight
 // from protoreflect. It is what the output was before it was fast: protojson,
 // decoded into maps, re-encoded by encoding/json with sorted keys. The JSON
-// mapping's rarer well-known types (Timestamp, Struct, Value, ListValue,
-// FieldMask) still go through protojson and that decoding, which is exact
-// by construction and costs nothing where they do not appear.
+// mapping's rarer well-known types (Timestamp, FieldMask) still go through
+// protojson and that decoding, which is exact by construction and costs
+// nothing where they do not appear.
 type walker struct {
 	s sink
 	// num is the scratch buffer numbers are formatted in.
@@ -71,6 +71,24 @@ func (w *walker) message(m protoreflect.Message) error {
 	case wktWrapper:
 		fd := m.Descriptor().Fields().ByNumber(1)
 		return w.singular(m.Get(fd), fd)
+	case wktStruct:
+		// Route metadata is a Struct: common enough to print directly.
+		fd := m.Descriptor().Fields().ByNumber(1)
+		return w.mapField(m.Get(fd).Map(), fd)
+	case wktListValue:
+		fd := m.Descriptor().Fields().ByNumber(1)
+		return w.list(m.Get(fd).List(), fd)
+	case wktValue:
+		fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("kind"))
+		if fd == nil {
+			return errors.New("google.protobuf.Value: none of the oneof fields is set")
+		}
+		if fd.Kind() == protoreflect.DoubleKind {
+			if f := m.Get(fd).Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("google.protobuf.Value.number_value: invalid %v value", f)
+			}
+		}
+		return w.singular(m.Get(fd), fd)
 	case wktOther:
 		return w.viaProtoJSON(m)
 	}
@@ -96,17 +114,10 @@ func (w *walker) fields(m protoreflect.Message, typeURL string) error {
 		// Indexed, not ranged: printing a field can grow (and move) the stack.
 		mb := w.members[i]
 		w.s.key(mb.key)
-		switch {
-		case mb.key == redactedKey:
-			w.redacted()
-		case mb.fd == nil:
-			err = w.str(mb.typeURL, "@type")
-		case mb.fd.IsList():
-			err = w.list(mb.v.List(), mb.fd)
-		case mb.fd.IsMap():
-			err = w.mapField(mb.v.Map(), mb.fd)
-		default:
-			err = w.singular(mb.v, mb.fd)
+		if mb.key != redactedKey {
+			err = w.member(mb)
+		} else {
+			err = w.redact(func() error { return w.member(mb) })
 		}
 	}
 	w.members = w.members[:base]
@@ -114,12 +125,48 @@ func (w *walker) fields(m protoreflect.Message, typeURL string) error {
 	return err
 }
 
-func (w *walker) redacted() {
+func (w *walker) member(mb member) error {
+	switch {
+	case mb.fd == nil:
+		return w.str(mb.typeURL, "@type")
+	case mb.fd.IsList():
+		return w.list(mb.v.List(), mb.fd)
+	case mb.fd.IsMap():
+		return w.mapField(mb.v.Map(), mb.fd)
+	}
+	return w.singular(mb.v, mb.fd)
+}
+
+// redact prints the placeholder of a value under redactedKey. The value
+// is still walked, printed nowhere, so that what would not print (a string
+// that is not UTF-8) fails there as it fails anywhere.
+func (w *walker) redact(print func() error) error {
+	s := w.s
+	w.s = discard{}
+	err := print()
+	w.s = s
+	if err != nil {
+		return err
+	}
 	w.s.beginObject()
 	w.s.key("inline_bytes")
 	w.s.str("REDACTED")
 	w.s.endObject()
+	return nil
 }
+
+// discard is a sink that prints nothing.
+type discard struct{}
+
+func (discard) beginObject()  {}
+func (discard) key(string)    {}
+func (discard) endObject()    {}
+func (discard) beginArray()   {}
+func (discard) endArray()     {}
+func (discard) str(string)    {}
+func (discard) number([]byte) {}
+func (discard) boolean(bool)  {}
+func (discard) null()         {}
 
 func (w *walker) str(s, field string) error {
 	if !utf8.ValidString(s) {
@@ -158,11 +205,13 @@ func (w *walker) mapField(mp protoreflect.Map, fd protoreflect.FieldDescriptor) 
 			return fmt.Errorf("field %s has a key that is not UTF-8", fd.FullName())
 		}
 		w.s.key(e.key)
-		if e.key == redactedKey {
-			w.redacted()
-			continue
+		var err error
+		if e.key != redactedKey {
+			err = w.singular(e.v, fd.MapValue())
+		} else {
+			err = w.redact(func() error { return w.singular(e.v, fd.MapValue()) })
 		}
-		if err := w.singular(e.v, fd.MapValue()); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -346,11 +395,11 @@ func (w *walker) value(v any) {
 		w.s.beginObject()
 		for _, k := range keys {
 			w.s.key(k)
-			if k == redactedKey {
-				w.redacted()
-				continue
+			if k != redactedKey {
+				w.value(t[k])
+			} else {
+				_ = w.redact(func() error { w.value(t[k]); return nil })
 			}
-			w.value(t[k])
 		}
 		w.s.endObject()
 	case []any:
@@ -377,6 +426,9 @@ const (
 	wktAny
 	wktDuration
 	wktWrapper
+	wktStruct
+	wktListValue
+	wktValue
 	wktOther
 )
 
@@ -398,7 +450,13 @@ func wkt(name protoreflect.FullName) wktKind {
 		// The JSON mapping gives Empty no form of its own: in an Any it
 		// is "@type" alone.
 		return wktNone
-	case "Timestamp", "Struct", "Value", "ListValue", "FieldMask":
+	case "Struct":
+		return wktStruct
+	case "ListValue":
+		return wktListValue
+	case "Value":
+		return wktValue
+	case "Timestamp", "FieldMask":
 		return wktOther
 	}
 	return wktNone
