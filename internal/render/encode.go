@@ -202,6 +202,12 @@ func (o *Output) encodeYAML(w io.Writer, opts EncodeOptions) error {
 		if err := printItem(t, all[i], types); err != nil {
 			return nil, err
 		}
+		if typ := types[all[i].typ]; plainKey(typ) {
+			head := append(append([]byte("resources:\n  "), typ...), ":\n"...)
+			if b, ok := fastYAMLItem(head, t.root, 2); ok {
+				return b, nil
+			}
+		}
 		return yamlv2.Marshal(map[string]any{"resources": map[string]any{types[all[i].typ]: []any{t.root}}})
 	}, func(i int, b []byte) error {
 		// b is "resources:", the type URL's line, then the resource.

@@ -58,7 +58,8 @@ var strs = []string{
 	"", "plain", "<b>&amp;</b>", `quote" back\slash`, "tab\tnew\nline\r", "\x01\x08\x0c\x1f\x7f", "\u2028\u2029",
 	"ünïcødé ☃", "private_key", "123", "1.5", "true", "null", "~", "- dash", "key: value", "  spaces  ", "#hash", "'single'",
 	"@type", "a long string of words, longer than the eighty columns the YAML encoder folds plain scalars at, with spaces",
-	"multi\nline\ntext\n", "\xff\xfe",
+	"multi\nline\ntext\n", "\xff\xfe", "web.example.com:*", "a:b", "a:", ":a", "*", "a*", "x:y:z", "10.0.0.1", "1.2", "2s", "0.250s",
+	"1e3s", "0x1f", "1_000", "12:30", "2001-12-14", "Yes", "OFF", "/", "/api/v1", "a=b+c/d", "-a", ".inf", "v10", "v9",
 }
 
 func randString(r *rand.Rand) string { return strs[r.IntN(len(strs))] }
