@@ -52,6 +52,10 @@ shared directory) are noted on standard error and skipped, unless --strict.`,
 			if opts.Group, err = xdsres.ParseGroup(group); err != nil {
 				return usageError("--group: %v", err)
 			}
+			if output != "" && output != "yaml" && output != "json" {
+				return usageError("unknown output format %q: use yaml or json", output)
+			}
+			opts.Encoded = true // printed only: decoded as it is printed
 			out, err := render.Run(snap, opts)
 			if err != nil {
 				return usageError("%v", err)
@@ -66,12 +70,9 @@ shared directory) are noted on standard error and skipped, unless --strict.`,
 				out.SourceProblems = append(out.SourceProblems, p.String())
 			}
 			out.NoDataPlane()
-			b, err := out.Encode(output)
-			if err != nil {
-				return usageError("%v", err)
-			}
-			b = noteClaimRule(b, output, cmd.ErrOrStderr())
-			if _, err := cmd.OutOrStdout().Write(b); err != nil {
+			// Printed as it is made: the document of 10,000 proxies is
+			// hundreds of megabytes that need not be held at once.
+			if err := out.EncodeTo(cmd.OutOrStdout(), output, render.EncodeOptions{StatusesNote: claimNote(output, cmd.ErrOrStderr())}); err != nil {
 				return &exitError{code: 2, err: err}
 			}
 			if !out.Valid() {

@@ -7,23 +7,31 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/switchyard-dev/switchyard/internal/render"
 )
 
-// TestNoteClaimRule checks that render's YAML names its rule for host name
-// conflicts on the line above the statuses, and still parses.
-func TestNoteClaimRule(t *testing.T) {
-	in := "resources:\n  x:\n  - statuses: nested\nstatuses:\n- name: a\n"
+// TestClaimNote checks that render's YAML names its rule for host name
+// conflicts on the line above the statuses, and still parses, and that
+// JSON output leaves it to stderr.
+func TestClaimNote(t *testing.T) {
 	var stderr bytes.Buffer
-	out := string(noteClaimRule([]byte(in), "yaml", &stderr))
-	want := "resources:\n  x:\n  - statuses: nested\n# " + claimRule + "\nstatuses:\n- name: a\n"
-	if out != want {
-		t.Errorf("got:\n%s\nwant:\n%s", out, want)
-	}
-	var a, b any
-	if err := yaml.Unmarshal([]byte(out), &a); err != nil {
+	out := &render.Output{}
+	var plain, noted bytes.Buffer
+	if err := out.EncodeTo(&plain, "yaml", render.EncodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal([]byte(in), &b); err != nil {
+	if err := out.EncodeTo(&noted, "yaml", render.EncodeOptions{StatusesNote: claimNote("yaml", &stderr)}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "resources: {}\n# " + claimRule + "\nstatuses: []\n"; noted.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", noted.String(), want)
+	}
+	var a, b any
+	if err := yaml.Unmarshal(noted.Bytes(), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(plain.Bytes(), &b); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(a, b) {
@@ -32,7 +40,7 @@ func TestNoteClaimRule(t *testing.T) {
 	if stderr.Len() != 0 {
 		t.Errorf("YAML output also wrote %q to stderr", stderr.String())
 	}
-	if out := noteClaimRule([]byte("{}\n"), "json", &stderr); string(out) != "{}\n" || !strings.Contains(stderr.String(), claimRule) {
-		t.Errorf("json: output %q, stderr %q", out, stderr.String())
+	if note := claimNote("json", &stderr); note != "" || !strings.Contains(stderr.String(), claimRule) {
+		t.Errorf("json: note %q, stderr %q", note, stderr.String())
 	}
 }

@@ -5,15 +5,14 @@
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"sigs.k8s.io/yaml"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
@@ -36,6 +35,9 @@ type Output struct {
 	// Programmed, when set, is what the data plane did with each object
 	// (its Programmed condition), printed with its status.
 	Programmed map[objects.Key]xdsres.Programmed
+	// encoded holds the resources instead of Resources under
+	// Options.Encoded, in the same order.
+	encoded map[string][]*xdsres.Resource
 }
 
 // NoDataPlane marks every HTTPProxy and ExtensionService as programmed by
@@ -56,55 +58,84 @@ type Options struct {
 	Translator translator.Options
 	// Group is the consumer group; GroupNone means envoy.
 	Group xdsres.Group
+	// Encoded leaves Output.Resources nil and keeps the resources as the
+	// engine holds them, encoded: EncodeTo decodes each one as it prints
+	// it, so that the output of 10,000 proxies is never held decoded all
+	// at once. For callers that only print.
+	Encoded bool
 }
 
 // Run builds the snapshot the way serve does — the incremental engine,
-// then the gate before the cache (internal/pipeline) — and translates the
-// DAG for the group. Resources the gate withholds are left out, and the
-// objects that made them report why, whichever group they were for.
+// then the gate before the cache (internal/pipeline) — and returns what the
+// gate lets through to the group's clients. Resources the gate withholds
+// are left out, and the objects that made them report why, whichever group
+// they were for.
 func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	group := opts.Group
 	if group == xdsres.GroupNone {
 		group = xdsres.GroupEnvoy
 	}
-	if _, err := translator.ForGroup(group, nil, nil, opts.Translator); err != nil {
-		return nil, fmt.Errorf("%w: use one of %s", err, strings.Join(xdsres.Names(), ", "))
+	if !slices.Contains(xdsres.Names(), string(group)) {
+		return nil, fmt.Errorf("unknown group %q: use one of %s", group, strings.Join(xdsres.Names(), ", "))
 	}
 	p := pipeline.New(xdscache.New(), pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler)})
 	// An error is a resource that does not encode, which the engine left
-	// out: the translation below has it, and the gate's view drops it.
+	// out, as serve does.
 	_, _ = p.Apply(pipeline.SnapshotChanges(snap))
-	r, err := translator.ForGroup(group, p.DAG(), p.Snapshot(), opts.Translator)
-	if err != nil {
+	byType := inWireOrder(p.Served(group))
+	out := &Output{Statuses: p.Statuses()}
+	if opts.Encoded {
+		out.encoded = byType
+		return out, nil
+	}
+	var err error
+	out.Resources, err = decode(byType)
+	return out, err
+}
+
+// inWireOrder lists what the gate lets through by type, each type in name
+// order, which is the translator's wire order; empty types are left out.
+func inWireOrder(served map[string]map[string]*xdsres.Resource) map[string][]*xdsres.Resource {
+	out := map[string][]*xdsres.Resource{}
+	for url, byName := range served {
+		if len(byName) == 0 {
+			continue
+		}
+		list := make([]*xdsres.Resource, 0, len(byName))
+		for _, name := range slices.Sorted(maps.Keys(byName)) {
+			list = append(list, byName[name])
+		}
+		out[url] = list
+	}
+	return out
+}
+
+// decode decodes resources on every core. The engine keeps them encoded;
+// decoding them is cheaper than translating the DAG a second time.
+func decode(byType map[string][]*xdsres.Resource) (map[string][]proto.Message, error) {
+	out := make(map[string][]proto.Message, len(byType))
+	var all []*xdsres.Resource
+	var into []*proto.Message
+	for url, list := range byType {
+		ms := make([]proto.Message, len(list))
+		for i, r := range list {
+			all, into = append(all, r), append(into, &ms[i])
+		}
+		out[url] = ms
+	}
+	return out, inOrder(len(all), func(i int) ([]byte, error) {
+		m, err := decoded(all[i])
+		*into[i] = m
 		return nil, err
+	}, func(int, []byte) error { return nil })
+}
+
+func decoded(r *xdsres.Resource) (proto.Message, error) {
+	m := r.Decoded()
+	if m == nil {
+		return nil, fmt.Errorf("%s %q does not decode", r.Any.GetTypeUrl(), r.Name)
 	}
-	served := p.Served(group)
-	// What the gate rejected is left out, or, for the HTTPS listener
-	// served without a failing host's chain, printed as it is served.
-	patched := map[string]map[string]bool{}
-	for _, rj := range p.Rejected() {
-		if rj.Group == group {
-			if patched[rj.Type] == nil {
-				patched[rj.Type] = map[string]bool{}
-			}
-			patched[rj.Type][rj.Name] = true
-		}
-	}
-	out := &Output{Resources: map[string][]proto.Message{}, Statuses: p.Statuses()}
-	for url, ms := range ByType(r) {
-		for _, m := range ms {
-			name := xdsres.ResourceName(m)
-			res := served[url][name]
-			switch {
-			case res == nil:
-			case patched[url][name]:
-				out.Resources[url] = append(out.Resources[url], res.Decoded())
-			default:
-				out.Resources[url] = append(out.Resources[url], m)
-			}
-		}
-	}
-	return out, nil
+	return m, nil
 }
 
 // ByType groups a translation's resources by type URL, leaving out empty
@@ -159,73 +190,4 @@ func ProgrammedOf(m map[objects.Key]xdsres.Programmed, k objects.Key) *Programme
 		return nil
 	}
 	return &ProgrammedDoc{Status: p.Status, Reason: p.Reason, Message: p.Message}
-}
-
-// Encode prints the output as "yaml" or "json". Private keys are redacted:
-// render output ends up in terminals, tickets and golden files.
-func (o *Output) Encode(format string) ([]byte, error) {
-	doc := document{Resources: map[string][]json.RawMessage{}, SourceProblems: o.SourceProblems, Statuses: []statusDoc{}}
-	for url, msgs := range o.Resources {
-		for _, m := range msgs {
-			raw, err := canonicalJSON(m)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", url, err)
-			}
-			doc.Resources[url] = append(doc.Resources[url], raw)
-		}
-	}
-	for _, st := range o.Statuses {
-		doc.Statuses = append(doc.Statuses, statusDoc{
-			Kind: st.Key.Kind.String(), Namespace: st.Key.Namespace, Name: st.Key.Name,
-			CurrentStatus: st.State, Description: st.Description, Errors: st.Errors, Warnings: st.Warnings,
-			Programmed: ProgrammedOf(o.Programmed, st.Key),
-		})
-	}
-	j, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	switch format {
-	case "json":
-		return append(j, '\n'), nil
-	case "", "yaml":
-		return yaml.JSONToYAML(j)
-	}
-	return nil, fmt.Errorf("unknown output format %q: use yaml or json", format)
-}
-
-// canonicalJSON renders a resource as JSON with sorted keys and no
-// insignificant whitespace; protojson's own output is deliberately
-// unstable, and golden files must not be.
-func canonicalJSON(m proto.Message) (json.RawMessage, error) {
-	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	redactKeys(v)
-	return json.Marshal(v)
-}
-
-// redactKeys replaces every private_key's inline bytes.
-func redactKeys(v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if k == "private_key" {
-				t[k] = map[string]any{"inline_bytes": "REDACTED"}
-				continue
-			}
-			redactKeys(e)
-		}
-	case []any:
-		for _, e := range t {
-			redactKeys(e)
-		}
-	}
 }
