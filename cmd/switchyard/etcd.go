@@ -113,7 +113,7 @@ func serveEtcd(ctx context.Context, cfg server.Config, log *slog.Logger) error {
 	defer cancel()
 	werr := make(chan error, 1)
 	go func() { werr <- w.Run(ctx) }()
-	err = server.New(cfg).Run(ctx, src)
+	err = server.New(cfg).Run(ctx, withStartupGC(src))
 	cancel()
 	if serr := <-werr; err == nil {
 		err = serr

@@ -193,7 +193,7 @@ func (c *controller) run(ctx context.Context) error {
 	defer cancel()
 	werr := make(chan error, 1)
 	go func() { werr <- c.status.Run(ctx) }()
-	err := c.server.Run(ctx, c.source)
+	err := c.server.Run(ctx, withStartupGC(c.source))
 	cancel()
 	if serr := <-werr; err == nil {
 		err = serr

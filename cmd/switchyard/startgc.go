@@ -33,12 +33,30 @@ func withStartupGC(src server.Source) server.Source {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return src
 	}
-	return &startupGC{Source: src}
+	g := &startupGC{Source: src}
+	// A source that builds its first view while it reads (Kubernetes)
+	// must stay one: hiding StartWarm would turn its warm-up back into one
+	// build after the informers sync.
+	if ws, ok := src.(server.WarmSource); ok {
+		return &startupGCWarm{startupGC: g, warm: ws}
+	}
+	return g
 }
 
 func (g *startupGC) Start(ctx context.Context) ([]objects.Change, error) {
 	g.prev, g.on = debug.SetGCPercent(startupGOGC), true
 	return g.Source.Start(ctx)
+}
+
+// startupGCWarm is startupGC for a WarmSource.
+type startupGCWarm struct {
+	*startupGC
+	warm server.WarmSource
+}
+
+func (g *startupGCWarm) StartWarm(ctx context.Context, warm func([]objects.Change)) ([]objects.Change, error) {
+	g.prev, g.on = debug.SetGCPercent(startupGOGC), true
+	return g.warm.StartWarm(ctx, warm)
 }
 
 func (g *startupGC) Run(ctx context.Context, emit func([]objects.Change)) error {
