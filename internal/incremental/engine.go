@@ -43,11 +43,12 @@ type Config struct {
 	// Log receives the one message an engine logs: that it fell back to
 	// full builds (see Engine.Degraded).
 	Log *slog.Logger
-	// Inspect, when set, is called on the resources encoded by the
-	// parallel phases, with the message each was encoded from, and what
-	// it returns is kept in the resource (xdsres.Resource.Inspected): the
-	// pipeline's gate checks each resource there, on every core, rather
-	// than decoding it again. It is called concurrently.
+	// Inspect, when set, is called on the resources the first update's
+	// parallel phases encode, with the message each was encoded from,
+	// and what it returns is kept in the resource
+	// (xdsres.Resource.Inspected): the pipeline's gate checks each
+	// resource there, on every core, rather than decoding it again. It is
+	// called concurrently.
 	Inspect InspectFunc
 }
 

@@ -73,8 +73,20 @@ func encodeInspected(m proto.Message, inspect InspectFunc) encoded {
 	return enc
 }
 
-// encode is encode followed by the engine's Config.Inspect.
-func (e *Engine) encode(m proto.Message) encoded { return encodeInspected(m, e.cfg.Inspect) }
+// encode is encode followed by the engine's Config.Inspect in the first
+// update.
+func (e *Engine) encode(m proto.Message) encoded { return encodeInspected(m, e.inspect()) }
+
+// inspect is Config.Inspect in the first update, nil in later ones: the
+// first makes every resource new, and the gate would decode them all;
+// a later one encodes again much that has not changed, which the gate,
+// inspecting only what changed, never looks at.
+func (e *Engine) inspect() InspectFunc {
+	if e.u == nil || !e.u.initial {
+		return nil
+	}
+	return e.cfg.Inspect
+}
 
 // keep records an encoding error for Update to return and returns the
 // resource (nil when it failed: the resource is left out).

@@ -91,7 +91,7 @@ func (e *Engine) rebuildRoots() []*rootUnit {
 			opts := e.cfg.DAG
 			opts.KeyPairs = e.keyPairs[w]
 			r.res = dag.BuildRoot(e.snap, opts, p, e.exts)
-			r.out = translateRoot(r.res, e.cfg.Translator, e.cfg.Inspect)
+			r.out = translateRoot(r.res, e.cfg.Translator, e.inspect())
 		}
 	})
 	for _, r := range out {

@@ -45,9 +45,9 @@ import (
 //
 // A resource's inspection (xdscheck.Inspect: its problems and its
 // references) is made once: by the engine as it encodes the resource, in
-// its parallel phases, from the message at hand (gateinspect.go), or,
-// for a resource made otherwise, by the gate from its encoding, on every
-// core. Either way it is the inspection of the bytes clients are sent,
+// its first build's parallel phases, from the message at hand
+// (gateinspect.go), or, for a resource made otherwise, by the gate from
+// its encoding, on every core. Either way it is the inspection of the bytes clients are sent,
 // and the groups that share a resource share it for the build.
 
 // Rejection is a resource the gate withholds, and why.

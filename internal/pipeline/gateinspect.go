@@ -16,7 +16,10 @@ import (
 // on every core with the translation; the gate takes the inspection from
 // the resource (xdsres.Resource.Inspected) and inspects what has none —
 // the HTTPS listener the engine splices from its hosts' chains, secrets,
-// resources staged or patched — as before, from its encoding.
+// resources staged or patched — as before, from its encoding. The engine
+// does so in its first build only: a later one encodes again much that
+// has not changed, which the gate, inspecting only what changed, never
+// looks at.
 
 // inspectEncoded is the engine's Config.Inspect: the inspection the gate
 // would make of r, from m, the message r was encoded from. It makes none
