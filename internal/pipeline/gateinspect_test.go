@@ -30,7 +30,8 @@ func errText(err error) string {
 // JWT, weighted services) with an engine that records what it inspects as it encodes,
 // and compares every resource's recorded inspection with the gate's own
 // from its decoded encoding: same error, same references in the same
-// order. The parallel phases make nearly all of them.
+// order. The parallel phases make nearly all of them, load assignments
+// aside.
 func TestInspectionAsEncodedIsTheGates(t *testing.T) {
 	set, err := scalegen.Generate(scalegen.DirectoryShape(200))
 	if err != nil {
@@ -53,6 +54,11 @@ func TestInspectionAsEncodedIsTheGates(t *testing.T) {
 	missing := map[string]int{}
 	for _, g := range groups {
 		for typ, byName := range p.engine.Targets(g.name) {
+			if typ == resource.EndpointType {
+				// Encoded straight from their data (translator.Assignment),
+				// with no message to inspect: the gate decodes them.
+				continue
+			}
 			for name, r := range byName {
 				distinct[r] = true
 				if r.Inspected != nil {
