@@ -361,8 +361,9 @@ func (w *walker) duration(m protoreflect.Message) error {
 		}
 		b = append(b, frac...)
 	}
-	w.num = append(b, 's')
-	w.s.str(string(w.num))
+	b = append(b, 's')
+	w.num = b
+	w.s.str(string(b))
 	return nil
 }
 

@@ -5,7 +5,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -156,14 +155,7 @@ func (o *Output) Valid() bool {
 	return true
 }
 
-// document is the printed form of an Output. Field order is the order of
-// the JSON output; YAML sorts keys, which keeps the same order here.
-type document struct {
-	Resources      map[string][]json.RawMessage `json:"resources"`
-	SourceProblems []string                     `json:"sourceProblems,omitempty"`
-	Statuses       []statusDoc                  `json:"statuses"`
-}
-
+// statusDoc is the printed form of one object's status.
 type statusDoc struct {
 	Kind          string                      `json:"kind"`
 	Namespace     string                      `json:"namespace,omitempty"`

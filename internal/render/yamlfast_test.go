@@ -7,7 +7,7 @@ import (
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	envoy_extensions_upstreams_http_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	envoy_upstream_http_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	yamlv2 "go.yaml.in/yaml/v2"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -42,7 +42,7 @@ func TestYAMLKeyOrder(t *testing.T) {
 // encoder, as the encoder prints it, and leaves one with a quoted name to
 // the encoder.
 func TestFastYAMLItem(t *testing.T) {
-	opts, err := anypb.New(&envoy_extensions_upstreams_http_v3.HttpProtocolOptions{})
+	opts, err := anypb.New(&envoy_upstream_http_v3.HttpProtocolOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
