@@ -214,7 +214,7 @@ func (e *Engine) computePending() {
 		}
 	}
 	out := make([]assignments, len(list))
-	bufs := make([]translator.AssignmentBuffers, workers())
+	bufs := assignmentBuffers(len(list))
 	forEach(len(list), func(w, i int) {
 		ce, a := list[i], &out[i]
 		var asg *translator.Assignment
@@ -256,6 +256,16 @@ func (e *Engine) computePending() {
 		ce.fresh, ce.grpcFresh = false, false
 	}
 	e.u.pending = nil
+}
+
+// assignmentBuffers are the buffers of a parallel phase over n clusters,
+// one per worker; none when there is nothing to compute (most updates
+// after the first, which change one object).
+func assignmentBuffers(n int) []translator.AssignmentBuffers {
+	if n == 0 {
+		return nil
+	}
+	return make([]translator.AssignmentBuffers, workers())
 }
 
 // loadAssignment computes a cluster's Envoy load assignment into a, and
@@ -353,7 +363,7 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 		}
 	}
 	out := make([]assignments, len(list))
-	bufs := make([]translator.AssignmentBuffers, workers())
+	bufs := assignmentBuffers(len(list))
 	forEach(len(list), func(w, i int) {
 		ce, a := list[i], &out[i]
 		asg := e.loadAssignment(ce, a, &bufs[w])

@@ -146,7 +146,7 @@ func (s *AssignmentBuffers) Of(spec *dag.ClusterSpec, snap *objects.Snapshot, op
 // written again.
 func (s *AssignmentBuffers) cutZones(zones []zoneEndpoints) []zoneEndpoints {
 	if cap(s.zones)-len(s.zones) < len(zones) {
-		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), len(zones), 16))
+		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), len(zones)))
 	}
 	start := len(s.zones)
 	s.zones = append(s.zones, zones...)
@@ -524,7 +524,7 @@ func (s *AssignmentBuffers) byZone(eps []zonedEndpoint) []zoneEndpoints {
 	// s.all, which must not grow while they are cut from it (a new array
 	// leaves the earlier assignments' runs in the old one).
 	if cap(s.all)-len(s.all) < len(eps) {
-		s.all = make([]endpoint, 0, max(2*cap(s.all), len(eps), 64))
+		s.all = make([]endpoint, 0, max(2*cap(s.all), len(eps)))
 	}
 	all := s.all[len(s.all):len(s.all)]
 	zones := 1
@@ -534,7 +534,7 @@ func (s *AssignmentBuffers) byZone(eps []zonedEndpoint) []zoneEndpoints {
 		}
 	}
 	if cap(s.zones)-len(s.zones) < zones {
-		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), zones, 16))
+		s.zones = make([]zoneEndpoints, 0, max(2*cap(s.zones), zones))
 	}
 	out := s.zones[len(s.zones):len(s.zones)]
 	for i, ep := range eps {
