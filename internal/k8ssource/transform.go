@@ -31,14 +31,6 @@ import (
 //
 // The informer hands the function a freshly decoded object that nothing
 // else references yet, so it is changed in place.
-func transformer(mesh bool) func(obj any) (any, error) {
-	compact := objects.CompactWithoutMesh
-	if mesh {
-		compact = objects.Compact
-	}
-	return func(obj any) (any, error) { return transform(obj, compact) }
-}
-
 func transform(obj any, compact func(runtime.Object)) (any, error) {
 	ro, ok := obj.(runtime.Object)
 	if _, err := meta.Accessor(obj); err != nil || !ok {
@@ -70,4 +62,9 @@ func keepsData(t corev1.SecretType) bool {
 
 // trim is the transform of this source's objects: selectors are kept only
 // for the mesh, the one reader of them.
-func (s *Source) trim(obj any) (any, error) { return transformer(s.meshNS != nil)(obj) }
+func (s *Source) trim(obj any) (any, error) {
+	if s.meshNS != nil {
+		return transform(obj, objects.Compact)
+	}
+	return transform(obj, objects.CompactWithoutMesh)
+}

@@ -15,7 +15,11 @@ func TestTransformSelector(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 			Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 		}
-		got, err := transformer(mesh)(svc)
+		src := &Source{}
+		if mesh {
+			src.meshNS = newMeshNamespaces()
+		}
+		got, err := src.trim(svc)
 		if err != nil {
 			t.Fatal(err)
 		}
