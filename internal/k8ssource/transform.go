@@ -8,7 +8,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-// transformer returns the function that trims an object before the
+// transform trims an object, with compact, before the
 // informer caches it: the cache holds every object of the cluster (every
 // Secret and Node included), so what no build reads is dropped as it
 // arrives, and what thousands of objects repeat is shared
@@ -29,7 +29,7 @@ import (
 //     kubernetes.io/tls and Opaque Secrets keep theirs (service account
 //     tokens, registry credentials, Helm releases do not).
 //
-// The informer hands the function a freshly decoded object that nothing
+// The informer hands it a freshly decoded object that nothing
 // else references yet, so it is changed in place.
 func transform(obj any, compact func(runtime.Object)) (any, error) {
 	ro, ok := obj.(runtime.Object)
