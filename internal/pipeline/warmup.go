@@ -63,11 +63,7 @@ func (p *Pipeline) EndWarmup() error {
 // build reports it: statuses written after a warm-up must replace
 // whatever their consumers hold, as the first build's do.
 func (p *Pipeline) FullStatusUpdate() dag.StatusUpdate {
-	u := dag.StatusUpdate{All: true, Changed: PatchStatuses(p.engine.Statuses(), p.conds, p.warns)}
-	for _, gw := range p.gateways {
-		u.Changed = append(u.Changed, ownStatuses(gw.Statuses())...)
-	}
-	return u
+	return dag.StatusUpdate{All: true, Changed: p.Statuses()}
 }
 
 // Next is when Tick is next due, zero when nothing is pending.
