@@ -153,15 +153,6 @@ func (s *AssignmentBuffers) cutZones(zones []zoneEndpoints) []zoneEndpoints {
 	return s.zones[start:len(s.zones):len(s.zones)]
 }
 
-// LoadAssignmentAs returns LoadAssignment(name, spec, snap, opts) given
-// cla, the LoadAssignment of the same spec under another name: the name is
-// the only thing that differs, so the endpoints are shared, not copied, and
-// neither may be modified afterwards. The DNS group serves each DNS name
-// the assignment of the cluster behind it this way.
-func LoadAssignmentAs(cla *envoy_config_endpoint_v3.ClusterLoadAssignment, name string) *envoy_config_endpoint_v3.ClusterLoadAssignment {
-	return &envoy_config_endpoint_v3.ClusterLoadAssignment{ClusterName: name, Endpoints: cla.Endpoints}
-}
-
 // compareBackends orders backends by priority, namespace, name and port:
 // the order the DAG promises, enforced again because it decides the wire
 // order.

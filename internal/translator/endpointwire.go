@@ -220,8 +220,7 @@ func appendMessageHeader(b []byte, num protowire.Number, size int) []byte {
 // RenameLoadAssignment returns the encoding of the load assignment
 // encoded in b under another cluster name: the name is its first field,
 // so the rest of the bytes is kept as it is. The DNS group serves each
-// DNS name the assignment of the cluster behind it this way
-// (LoadAssignmentAs for messages).
+// DNS name the assignment of the cluster behind it this way.
 func RenameLoadAssignment(b []byte, name string) ([]byte, error) {
 	if !utf8.ValidString(name) {
 		return nil, fmt.Errorf("cluster_name: %w", errInvalidUTF8)
@@ -284,8 +283,8 @@ func (l *locality) key() localityKey {
 	return localityKey{priority: l.priority, zone: l.zone, subZone: l.subZone()}
 }
 
-// hasDuplicates reports whether GRPC would change a, as hasDuplicates
-// does for a message.
+// hasDuplicates reports whether GRPC would change a: its localities are
+// out of priority order, or a locality or an address appears twice.
 func (a *Assignment) hasDuplicates() bool {
 	ls := a.localities
 	n := 0
