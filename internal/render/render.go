@@ -19,7 +19,6 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
-	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
@@ -137,9 +136,6 @@ func decoded(r *xdsres.Resource) (proto.Message, error) {
 	return m, nil
 }
 
-// ByType groups a translation's resources by type URL, leaving out empty
-// types.
-func ByType(r *translator.Resources) map[string][]proto.Message { return xdscheck.ByType(r) }
 
 // Valid reports whether every object is valid and the source read every
 // document: what `render` turns into its exit status.
