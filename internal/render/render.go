@@ -136,7 +136,6 @@ func decoded(r *xdsres.Resource) (proto.Message, error) {
 	return m, nil
 }
 
-
 // Valid reports whether every object is valid and the source read every
 // document: what `render` turns into its exit status.
 func (o *Output) Valid() bool {
