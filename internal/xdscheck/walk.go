@@ -2,6 +2,8 @@ package xdscheck
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -34,7 +36,8 @@ var anyName = (*anypb.Any)(nil).ProtoReflect().Descriptor().FullName()
 // visit calls fn on m, on every message packed in an Any inside it, at
 // any depth (packed is true for those and m), and on every message of a
 // type in seen inside them. An Any that does not unmarshal is reported to
-// bad. Messages are walked in field declaration order.
+// bad. Messages are walked in field declaration order, map entries in the
+// order of their keys.
 //
 // It walks only the fields that can lead to a message it shows or to an
 // Any (plans), which is what makes the gate's checks cheap: most of a
@@ -74,14 +77,39 @@ func walk(pm protoreflect.Message, p *plan, fn func(proto.Message, bool), bad fu
 				enter(l.Get(i).Message(), f.plan, fn, bad, memo)
 			}
 		case fd.IsMap():
-			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+			for _, mv := range sortedValues(v.Map()) {
 				enter(mv.Message(), f.plan, fn, bad, memo)
-				return true
-			})
+			}
 		default:
 			enter(v.Message(), f.plan, fn, bad, memo)
 		}
 	}
+}
+
+// sortedValues are the values of m in the order of their keys, so that
+// the problems found in a map (typed_per_filter_config) are reported in
+// the same order every time: Range's order is random, and a condition
+// whose message changes from one build to the next looks like a change.
+func sortedValues(m protoreflect.Map) []protoreflect.Value {
+	if m.Len() == 1 {
+		var only protoreflect.Value
+		m.Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
+			only = v
+			return false
+		})
+		return []protoreflect.Value{only}
+	}
+	keys := make([]protoreflect.MapKey, 0, m.Len())
+	m.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+		keys = append(keys, k)
+		return true
+	})
+	slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
+	values := make([]protoreflect.Value, len(keys))
+	for i, k := range keys {
+		values[i] = m.Get(k)
+	}
+	return values
 }
 
 func enter(x protoreflect.Message, p *plan, fn func(proto.Message, bool), bad func(error), memo anyMemo) {
