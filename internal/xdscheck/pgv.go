@@ -118,7 +118,16 @@ func isMessage(v protoreflect.Value) bool {
 	return ok
 }
 
+// format prints a field's value for a problem. A repeated or map field
+// (failing a rule on its size, such as min_items) is described by its
+// size: printed as a value it would show a Go pointer.
 func format(v protoreflect.Value) string {
+	switch x := v.Interface().(type) {
+	case protoreflect.List:
+		return items(x.Len(), "item")
+	case protoreflect.Map:
+		return items(x.Len(), "entry")
+	}
 	if s, ok := v.Interface().(string); ok {
 		return strconv.Quote(s)
 	}
@@ -126,4 +135,14 @@ func format(v protoreflect.Value) string {
 		return fmt.Sprintf("%d bytes", len(b))
 	}
 	return v.String()
+}
+
+func items(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if noun == "entry" {
+		return strconv.Itoa(n) + " entries"
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
