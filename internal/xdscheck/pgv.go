@@ -119,14 +119,14 @@ func isMessage(v protoreflect.Value) bool {
 }
 
 // format prints a field's value for a problem. A repeated or map field
-// (failing a rule on its size, such as min_items) is described by its
-// size: printed as a value it would show a Go pointer.
+// fails only rules on its size (min_items), so it is described by its
+// size; printed as a value, it would show Go pointers.
 func format(v protoreflect.Value) string {
 	switch x := v.Interface().(type) {
 	case protoreflect.List:
-		return items(x.Len(), "item")
+		return count(x.Len(), "item", "items")
 	case protoreflect.Map:
-		return items(x.Len(), "entry")
+		return count(x.Len(), "entry", "entries")
 	}
 	if s, ok := v.Interface().(string); ok {
 		return strconv.Quote(s)
@@ -137,12 +137,9 @@ func format(v protoreflect.Value) string {
 	return v.String()
 }
 
-func items(n int, noun string) string {
+func count(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + noun
+		return "1 " + one
 	}
-	if noun == "entry" {
-		return strconv.Itoa(n) + " entries"
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
+	return strconv.Itoa(n) + " " + many
 }

@@ -77,27 +77,27 @@ func walk(pm protoreflect.Message, p *plan, fn func(proto.Message, bool), bad fu
 				enter(l.Get(i).Message(), f.plan, fn, bad, memo)
 			}
 		case fd.IsMap():
-			for _, mv := range sortedValues(v.Map()) {
+			rangeSorted(v.Map(), func(mv protoreflect.Value) {
 				enter(mv.Message(), f.plan, fn, bad, memo)
-			}
+			})
 		default:
 			enter(v.Message(), f.plan, fn, bad, memo)
 		}
 	}
 }
 
-// sortedValues are the values of m in the order of their keys, so that
-// the problems found in a map (typed_per_filter_config) are reported in
-// the same order every time: Range's order is random, and a condition
+// rangeSorted calls fn on the values of m in the order of their keys, so
+// that the problems found in a map (typed_per_filter_config) are reported
+// in the same order every time: Range's order is random, and a condition
 // whose message changes from one build to the next looks like a change.
-func sortedValues(m protoreflect.Map) []protoreflect.Value {
-	if m.Len() == 1 {
-		var only protoreflect.Value
+// A map of one entry, the common case on the gate's path, is not sorted.
+func rangeSorted(m protoreflect.Map, fn func(protoreflect.Value)) {
+	if m.Len() < 2 {
 		m.Range(func(_ protoreflect.MapKey, v protoreflect.Value) bool {
-			only = v
-			return false
+			fn(v)
+			return true
 		})
-		return []protoreflect.Value{only}
+		return
 	}
 	keys := make([]protoreflect.MapKey, 0, m.Len())
 	m.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
@@ -105,11 +105,9 @@ func sortedValues(m protoreflect.Map) []protoreflect.Value {
 		return true
 	})
 	slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
-	values := make([]protoreflect.Value, len(keys))
-	for i, k := range keys {
-		values[i] = m.Get(k)
+	for _, k := range keys {
+		fn(m.Get(k))
 	}
-	return values
 }
 
 func enter(x protoreflect.Message, p *plan, fn func(proto.Message, bool), bad func(error), memo anyMemo) {
