@@ -169,6 +169,8 @@ type fileDecoder struct {
 	// buf holds the JSON of one document at a time: what decodes it
 	// copies what it keeps, so the next document reuses the storage.
 	buf []byte
+	// keys is decodeTyped's storage, reused from document to document.
+	keys []span
 }
 
 // head is what identifies a manifest, read leniently so that a problem can
@@ -226,22 +228,33 @@ func (d *fileDecoder) top(line int, apiVersion, kind string, seen int, data []by
 		d.object(line, "", data, 0)
 		return
 	}
+	if obj, keys, ok := decodeTyped(gvk, data, d.keys); ok {
+		d.keys = keys
+		d.typed(line, "", obj)
+		return
+	}
 	obj, err := scheme.New(gvk)
 	if err != nil {
 		d.object(line, "", data, 0)
 		return
 	}
-	strictErrs, err := kjson.UnmarshalStrict(data, obj)
-	if err == nil && len(strictErrs) > 0 {
-		err = runtime.NewStrictDecodingError(strictErrs)
-	}
-	if err != nil {
+	if err := decodeStrict(data, obj); err != nil {
 		var h head
 		_ = json.Unmarshal(data, &h) // best effort: fields of the wrong type stay empty
 		d.problem(line, h, Error, decodeMessage(err, h))
 		return
 	}
 	d.typed(line, "", obj)
+}
+
+// decodeStrict decodes JSON into obj, refusing unknown and repeated
+// fields.
+func decodeStrict(data []byte, obj runtime.Object) error {
+	strictErrs, err := kjson.UnmarshalStrict(data, obj)
+	if err == nil && len(strictErrs) > 0 {
+		err = runtime.NewStrictDecodingError(strictErrs)
+	}
+	return err
 }
 
 // headOfNode reads apiVersion and kind from a document's top mapping, and

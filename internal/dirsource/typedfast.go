@@ -1,0 +1,296 @@
+package dirsource
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+)
+
+// The strict JSON decode (sigs.k8s.io/json) was half of a directory read:
+// reflection over every field of every object. The kinds a directory holds
+// by the ten thousand are decoded here by hand instead, for the fields such
+// manifests set. A document with anything else (a field not listed here,
+// a null, an escape or a byte outside printable ASCII in a string, a number
+// that is not a plain integer, a repeated key, blanks between tokens) is
+// declined whole and takes the strict decoder, so that every error keeps
+// its wording and every rarer field its decoding. What is decoded here is
+// deep-equal to what the strict decoder makes of the same JSON:
+// TestTypedFastAgrees and FuzzTypedFast hold the two paths together.
+
+var (
+	serviceGVK       = corev1.SchemeGroupVersion.WithKind("Service")
+	endpointSliceGVK = discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")
+	httpProxyGVK     = switchyardv1.SchemeGroupVersion.WithKind("HTTPProxy")
+)
+
+// typedFastOff turns decodeTyped off, for tests that compare a read with
+// and without it.
+var typedFastOff bool
+
+// decodeTyped decodes the JSON of one object of kind gvk by hand; ok is
+// false when it declines, and the caller decodes strictly.
+func decodeTyped(gvk schema.GroupVersionKind, data []byte, keys []span) (runtime.Object, []span, bool) {
+	if typedFastOff {
+		return nil, keys, false
+	}
+	r := jsonReader{b: data, ok: true, keys: keys[:0]}
+	var obj runtime.Object
+	switch gvk {
+	case serviceGVK:
+		s := &corev1.Service{}
+		r.object(func(k string) { r.service(k, s) })
+		obj = s
+	case endpointSliceGVK:
+		s := &discoveryv1.EndpointSlice{}
+		r.object(func(k string) { r.endpointSlice(k, s) })
+		obj = s
+	case httpProxyGVK:
+		p := &switchyardv1.HTTPProxy{}
+		r.object(func(k string) { r.httpProxy(k, p) })
+		obj = p
+	default:
+		return nil, r.keys, false
+	}
+	if !r.ok || r.p != len(r.b) {
+		return nil, r.keys, false
+	}
+	return obj, r.keys, true
+}
+
+// jsonReader reads the compact JSON that fastJSON and toJSON write. It
+// never reports an error: ok turns false and stays so.
+type jsonReader struct {
+	b  []byte
+	p  int
+	ok bool
+	// keys are the keys of the open objects, to find a repeated one.
+	keys []span
+}
+
+func (r *jsonReader) fail() { r.ok = false }
+
+// eat moves past c when it is next.
+func (r *jsonReader) eat(c byte) bool {
+	if r.ok && r.p < len(r.b) && r.b[r.p] == c {
+		r.p++
+		return true
+	}
+	return false
+}
+
+// object reads an object, calling member for each key with the reader at
+// its value; member must read the value or fail.
+func (r *jsonReader) object(member func(key string)) {
+	if !r.eat('{') {
+		r.fail()
+		return
+	}
+	if r.eat('}') {
+		return
+	}
+	mark := len(r.keys)
+	for r.ok {
+		start := r.p + 1
+		key := r.text()
+		if !r.ok || !r.newKey(start, mark) || !r.eat(':') {
+			r.fail()
+			break
+		}
+		member(bytesString(key))
+		if r.eat('}') {
+			break
+		}
+		if !r.eat(',') {
+			r.fail()
+		}
+	}
+	r.keys = r.keys[:mark]
+}
+
+// newKey records the key just read (from start to before its closing
+// quote), refusing one its object already has.
+func (r *jsonReader) newKey(start, mark int) bool {
+	key := r.b[start : r.p-1]
+	for _, o := range r.keys[mark:] {
+		if string(r.b[o.start:o.end]) == string(key) {
+			return false
+		}
+	}
+	r.keys = append(r.keys, span{start, r.p - 1})
+	return true
+}
+
+// array reads an array, calling item with the reader at each element.
+func (r *jsonReader) array(item func()) {
+	if !r.eat('[') {
+		r.fail()
+		return
+	}
+	if r.eat(']') {
+		return
+	}
+	for r.ok {
+		item()
+		if r.eat(']') {
+			return
+		}
+		if !r.eat(',') {
+			r.fail()
+		}
+	}
+}
+
+// text reads a string without escapes, as a view of the input.
+func (r *jsonReader) text() []byte {
+	if !r.eat('"') {
+		r.fail()
+		return nil
+	}
+	start := r.p
+	for ; r.p < len(r.b); r.p++ {
+		switch c := r.b[r.p]; {
+		case c == '"':
+			r.p++
+			return r.b[start : r.p-1]
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			r.fail()
+			return nil
+		}
+	}
+	r.fail()
+	return nil
+}
+
+func (r *jsonReader) str() string { return string(r.text()) }
+
+func (r *jsonReader) strPtr() *string {
+	s := r.str()
+	return &s
+}
+
+// integer reads a number written as a JSON integer that fits in bits.
+func (r *jsonReader) integer(bits int) int64 {
+	start := r.p
+	r.eat('-')
+	digits := r.p
+	for r.p < len(r.b) && '0' <= r.b[r.p] && r.b[r.p] <= '9' {
+		r.p++
+	}
+	n := r.p - digits
+	if n == 0 || (n > 1 && r.b[digits] == '0') {
+		r.fail()
+		return 0
+	}
+	if r.p < len(r.b) {
+		if c := r.b[r.p]; c == '.' || c == 'e' || c == 'E' {
+			r.fail()
+			return 0
+		}
+	}
+	v, err := strconv.ParseInt(bytesString(r.b[start:r.p]), 10, bits)
+	if err != nil {
+		r.fail()
+	}
+	return v
+}
+
+func (r *jsonReader) int32() int32 { return int32(r.integer(32)) }
+
+func (r *jsonReader) int32Ptr() *int32 {
+	v := r.int32()
+	return &v
+}
+
+func (r *jsonReader) int64Ptr() *int64 {
+	v := r.integer(64)
+	return &v
+}
+
+func (r *jsonReader) bool() bool {
+	switch {
+	case r.literal("true"):
+		return true
+	case r.literal("false"):
+		return false
+	}
+	r.fail()
+	return false
+}
+
+func (r *jsonReader) boolPtr() *bool {
+	v := r.bool()
+	return &v
+}
+
+func (r *jsonReader) literal(word string) bool {
+	if r.ok && len(r.b)-r.p >= len(word) && string(r.b[r.p:r.p+len(word)]) == word {
+		r.p += len(word)
+		return true
+	}
+	return false
+}
+
+// stringMap reads an object of strings into *m, made if nil, as the strict
+// decoder fills a map.
+func (r *jsonReader) stringMap(m *map[string]string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	r.object(func(k string) { (*m)[strings.Clone(k)] = r.str() }) // k is a view of the input
+}
+
+// stringList reads an array of strings; an empty one is an empty slice, not
+// nil, as the strict decoder makes it.
+func (r *jsonReader) stringList() []string {
+	out := []string{}
+	r.array(func() { out = append(out, r.str()) })
+	return out
+}
+
+// typeMeta reads apiVersion and kind, and reports whether k was one.
+func (r *jsonReader) typeMeta(k string, t *metav1.TypeMeta) bool {
+	switch k {
+	case "apiVersion":
+		t.APIVersion = r.str()
+	case "kind":
+		t.Kind = r.str()
+	default:
+		return false
+	}
+	return true
+}
+
+// objectMeta reads the metadata fields manifests set; creationTimestamp,
+// ownerReferences and the rest are left to the strict decoder.
+func (r *jsonReader) objectMeta(m *metav1.ObjectMeta) {
+	r.object(func(k string) {
+		switch k {
+		case "name":
+			m.Name = r.str()
+		case "generateName":
+			m.GenerateName = r.str()
+		case "namespace":
+			m.Namespace = r.str()
+		case "uid":
+			m.UID = types.UID(r.str())
+		case "resourceVersion":
+			m.ResourceVersion = r.str()
+		case "generation":
+			m.Generation = r.integer(64)
+		case "labels":
+			r.stringMap(&m.Labels)
+		case "annotations":
+			r.stringMap(&m.Annotations)
+		default:
+			r.fail()
+		}
+	})
+}
