@@ -76,25 +76,24 @@ var (
 
 func validateService(s *corev1.Service) field.ErrorList {
 	var errs field.ErrorList
-	spec := field.NewPath("spec")
 	switch t := s.Spec.Type; {
 	case t == "":
 	case !slices.Contains(serviceTypes, string(t)):
-		errs = append(errs, field.NotSupported(spec.Child("type"), t, serviceTypes))
+		errs = append(errs, field.NotSupported(field.NewPath("spec", "type"), t, serviceTypes))
 	}
 	if s.Spec.Type == corev1.ServiceTypeExternalName {
 		// A CNAME may end in a dot to say it is fully qualified.
 		name := strings.TrimSuffix(s.Spec.ExternalName, ".")
 		if name == "" {
-			errs = append(errs, field.Required(spec.Child("externalName"), "a Service of type ExternalName needs one"))
+			errs = append(errs, field.Required(field.NewPath("spec", "externalName"), "a Service of type ExternalName needs one"))
 		} else {
-			errs = append(errs, invalid(spec.Child("externalName"), s.Spec.ExternalName, validation.IsDNS1123Subdomain(name))...)
+			errs = append(errs, invalid(field.NewPath("spec", "externalName"), s.Spec.ExternalName, validation.IsDNS1123Subdomain(name))...)
 		}
 	} else if len(s.Spec.Ports) == 0 && s.Spec.ClusterIP != corev1.ClusterIPNone {
-		errs = append(errs, field.Required(spec.Child("ports"), "only a headless (clusterIP: None) or ExternalName Service may have none"))
+		errs = append(errs, field.Required(field.NewPath("spec", "ports"), "only a headless (clusterIP: None) or ExternalName Service may have none"))
 	}
 	if ip := s.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
-		errs = append(errs, validation.IsValidIP(spec.Child("clusterIP"), ip)...)
+		errs = append(errs, validation.IsValidIP(field.NewPath("spec", "clusterIP"), ip)...)
 	}
 	names := map[string]bool{}
 	type portProto struct {
@@ -103,60 +102,82 @@ func validateService(s *corev1.Service) field.ErrorList {
 	}
 	ports := map[portProto]bool{}
 	for i, p := range s.Spec.Ports {
-		path := spec.Child("ports").Index(i)
+		// Paths are made only for a problem: a directory has many Services.
+		port := func() *field.Path { return field.NewPath("spec", "ports").Index(i) }
+		path := func(name string) *field.Path { return port().Child(name) }
 		pp := portProto{p.Port, cmp.Or(p.Protocol, corev1.ProtocolTCP)}
 		if ports[pp] {
-			errs = append(errs, field.Duplicate(path, fmt.Sprintf("%d/%s", pp.port, pp.proto)))
+			errs = append(errs, field.Duplicate(port(), fmt.Sprintf("%d/%s", pp.port, pp.proto)))
 		}
 		ports[pp] = true
 		switch {
 		case p.Name == "" && len(s.Spec.Ports) > 1:
-			errs = append(errs, field.Required(path.Child("name"), "every port of a Service with several ports needs a name"))
+			errs = append(errs, field.Required(path("name"), "every port of a Service with several ports needs a name"))
 		case p.Name != "":
-			errs = append(errs, invalid(path.Child("name"), p.Name, isDNS1123Label(p.Name))...)
+			if msgs := isDNS1123Label(p.Name); msgs != nil {
+				errs = append(errs, invalid(path("name"), p.Name, msgs)...)
+			}
 		}
 		if names[p.Name] && p.Name != "" {
-			errs = append(errs, field.Duplicate(path.Child("name"), p.Name))
+			errs = append(errs, field.Duplicate(path("name"), p.Name))
 		}
 		names[p.Name] = true
-		errs = append(errs, validateProtocol(path.Child("protocol"), p.Protocol)...)
-		errs = append(errs, invalid(path.Child("port"), p.Port, validation.IsValidPortNum(int(p.Port)))...)
-		errs = append(errs, validateTargetPort(path.Child("targetPort"), p.TargetPort)...)
+		errs = append(errs, validateProtocol(path, p.Protocol)...)
+		errs = append(errs, validatePort(path, "port", p.Port)...)
+		errs = append(errs, validateTargetPort(path, p.TargetPort)...)
 		if p.NodePort != 0 {
-			errs = append(errs, invalid(path.Child("nodePort"), p.NodePort, validation.IsValidPortNum(int(p.NodePort)))...)
+			errs = append(errs, validatePort(path, "nodePort", p.NodePort)...)
 		}
-		errs = append(errs, validateAppProtocol(path.Child("appProtocol"), p.AppProtocol)...)
+		errs = append(errs, validateAppProtocol(path, p.AppProtocol)...)
 	}
 	errs = append(errs, validateLabels(s.Spec.Selector, "spec", "selector")...)
 	return errs
 }
 
+// childPath makes the path of a field of the element being checked, only
+// once a problem is found.
+type childPath func(name string) *field.Path
+
+// validatePort checks a port number, the field named name.
+func validatePort(path childPath, name string, port int32) field.ErrorList {
+	if msgs := validation.IsValidPortNum(int(port)); msgs != nil {
+		return invalid(path(name), port, msgs)
+	}
+	return nil
+}
+
 // validateTargetPort accepts 0 (the API server defaults it to the port), a
 // port number or a port name.
-func validateTargetPort(path *field.Path, tp intstr.IntOrString) field.ErrorList {
+func validateTargetPort(path childPath, tp intstr.IntOrString) field.ErrorList {
 	if tp.Type == intstr.String {
-		return invalid(path, tp.StrVal, validation.IsValidPortName(tp.StrVal))
+		if msgs := validation.IsValidPortName(tp.StrVal); msgs != nil {
+			return invalid(path("targetPort"), tp.StrVal, msgs)
+		}
+		return nil
 	}
 	if tp.IntVal == 0 {
 		return nil
 	}
-	return invalid(path, tp.IntVal, validation.IsValidPortNum(int(tp.IntVal)))
+	return validatePort(path, "targetPort", tp.IntVal)
 }
 
 // validateProtocol accepts an empty protocol, which the API server defaults
 // to TCP.
-func validateProtocol(path *field.Path, p corev1.Protocol) field.ErrorList {
+func validateProtocol(path childPath, p corev1.Protocol) field.ErrorList {
 	if p == "" || slices.Contains(protocols, string(p)) {
 		return nil
 	}
-	return field.ErrorList{field.NotSupported(path, p, protocols)}
+	return field.ErrorList{field.NotSupported(path("protocol"), p, protocols)}
 }
 
-func validateAppProtocol(path *field.Path, p *string) field.ErrorList {
+func validateAppProtocol(path childPath, p *string) field.ErrorList {
 	if p == nil {
 		return nil
 	}
-	return invalid(path, *p, isLabelKey(*p))
+	if msgs := isLabelKey(*p); msgs != nil {
+		return invalid(path("appProtocol"), *p, msgs)
+	}
+	return nil
 }
 
 func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
@@ -197,26 +218,28 @@ func validateEndpointSlice(s *discoveryv1.EndpointSlice) field.ErrorList {
 	}
 	names := map[string]bool{}
 	for i, p := range s.Ports {
-		path := field.NewPath("ports").Index(i)
+		path := func(name string) *field.Path { return field.NewPath("ports").Index(i).Child(name) }
 		name := ""
 		if p.Name != nil {
 			name = *p.Name
 		}
 		if name != "" {
-			errs = append(errs, invalid(path.Child("name"), name, isDNS1123Label(name))...)
+			if msgs := isDNS1123Label(name); msgs != nil {
+				errs = append(errs, invalid(path("name"), name, msgs)...)
+			}
 		}
 		if names[name] {
-			errs = append(errs, field.Duplicate(path.Child("name"), name))
+			errs = append(errs, field.Duplicate(path("name"), name))
 		}
 		names[name] = true
 		if p.Protocol != nil {
-			errs = append(errs, validateProtocol(path.Child("protocol"), *p.Protocol)...)
+			errs = append(errs, validateProtocol(path, *p.Protocol)...)
 		}
 		// A nil port means "all ports"; a number must be one.
 		if p.Port != nil {
-			errs = append(errs, invalid(path.Child("port"), *p.Port, validation.IsValidPortNum(int(*p.Port)))...)
+			errs = append(errs, validatePort(path, "port", *p.Port)...)
 		}
-		errs = append(errs, validateAppProtocol(path.Child("appProtocol"), p.AppProtocol)...)
+		errs = append(errs, validateAppProtocol(path, p.AppProtocol)...)
 	}
 	return errs
 }
