@@ -57,7 +57,21 @@ type fastScanner struct {
 	// its text, for noteHead.
 	last     span
 	lastText scalarText
+
+	// heads are the plain apiVersion and kind values seen so far, kept
+	// from document to document: a file repeats a handful of them.
+	heads map[string]headText
 }
+
+// headText is a plain apiVersion or kind value, and whether yaml.v3 tags
+// it as a string.
+type headText struct {
+	v     string
+	isStr bool
+}
+
+// maxHeads bounds heads, for a file of endless made-up kinds.
+const maxHeads = 64
 
 // span is a range of out.
 type span struct{ start, end int }
@@ -65,7 +79,7 @@ type span struct{ start, end int }
 // fastJSON writes the JSON of a document whose root is a block mapping, in
 // buf's storage; ok is false when the document is not in the subset.
 func (s *fastScanner) fastJSON(src, buf []byte) (fastDoc, bool) {
-	*s = fastScanner{src: src, out: buf[:0], tmp: s.tmp[:0], keys: s.keys[:0], ok: true}
+	*s = fastScanner{src: src, out: buf[:0], tmp: s.tmp[:0], keys: s.keys[:0], ok: true, heads: s.heads}
 	for _, c := range src {
 		if (c < 0x20 && c != '\n') || c >= 0x7f {
 			return fastDoc{}, false
@@ -546,9 +560,15 @@ func (s *fastScanner) noteHead(isKind bool, start int) {
 	if s.last.start != start || s.last.end != len(s.out) {
 		return
 	}
-	v := string(s.lastText.b)
-	if s.lastText.plain && (&yamlv3.Node{Kind: yamlv3.ScalarNode, Value: v}).ShortTag() != "!!str" {
-		return
+	var v string
+	if s.lastText.plain {
+		h := s.plainHead(s.lastText.b)
+		if !h.isStr {
+			return
+		}
+		v = h.v
+	} else {
+		v = string(s.lastText.b)
 	}
 	if isKind {
 		s.doc.kind = v
@@ -556,6 +576,22 @@ func (s *fastScanner) noteHead(isKind bool, start int) {
 		s.doc.apiVersion = v
 	}
 	s.doc.seen++
+}
+
+// plainHead resolves a plain apiVersion or kind value as yaml.v3 does.
+func (s *fastScanner) plainHead(b []byte) headText {
+	if h, ok := s.heads[string(b)]; ok {
+		return h
+	}
+	v := string(b)
+	h := headText{v: v, isStr: (&yamlv3.Node{Kind: yamlv3.ScalarNode, Value: v}).ShortTag() == "!!str"}
+	if s.heads == nil {
+		s.heads = make(map[string]headText)
+	}
+	if len(s.heads) < maxHeads {
+		s.heads[v] = h
+	}
+	return h
 }
 
 // bytesString views b as a string without copying, for appendJSONString,
