@@ -169,8 +169,7 @@ type fileDecoder struct {
 	// buf holds the JSON of one document at a time: what decodes it
 	// copies what it keeps, so the next document reuses the storage.
 	buf []byte
-	// keys is decodeTyped's storage, reused from document to document.
-	keys []span
+	typedState
 }
 
 // head is what identifies a manifest, read leniently so that a problem can
@@ -228,8 +227,7 @@ func (d *fileDecoder) top(line int, apiVersion, kind string, seen int, data []by
 		d.object(line, "", data, 0)
 		return
 	}
-	if obj, keys, ok := decodeTyped(gvk, data, d.keys); ok {
-		d.keys = keys
+	if obj, ok := decodeTyped(gvk, data, &d.typedState); ok {
 		d.typed(line, "", obj)
 		return
 	}

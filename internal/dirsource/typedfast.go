@@ -37,11 +37,13 @@ var typedFastOff bool
 
 // decodeTyped decodes the JSON of one object of kind gvk by hand; ok is
 // false when it declines, and the caller decodes strictly.
-func decodeTyped(gvk schema.GroupVersionKind, data []byte, keys []span) (runtime.Object, []span, bool) {
+func decodeTyped(gvk schema.GroupVersionKind, data []byte, st *typedState) (runtime.Object, bool) {
 	if typedFastOff {
-		return nil, keys, false
+		return nil, false
 	}
-	r := jsonReader{b: data, ok: true, keys: keys[:0]}
+	r := jsonReader{b: data, ok: true, st: st}
+	defer func() { st.keys = r.keys[:0] }()
+	r.keys = st.keys[:0]
 	var obj runtime.Object
 	switch gvk {
 	case serviceGVK:
@@ -57,13 +59,26 @@ func decodeTyped(gvk schema.GroupVersionKind, data []byte, keys []span) (runtime
 		r.object(func(k string) { r.httpProxy(k, p) })
 		obj = p
 	default:
-		return nil, r.keys, false
+		return nil, false
 	}
 	if !r.ok || r.p != len(r.b) {
-		return nil, r.keys, false
+		return nil, false
 	}
-	return obj, r.keys, true
+	return obj, true
 }
+
+// typedState is what decodeTyped keeps from one document of a file to the
+// next.
+type typedState struct {
+	keys []span
+	// shared holds the strings that objects repeat (namespaces, label
+	// keys, protocols, zones): one copy for all the file's objects.
+	shared map[string]string
+}
+
+// maxShared bounds typedState.shared, which a file of made-up names
+// would otherwise grow without end.
+const maxShared = 4096
 
 // jsonReader reads the compact JSON that fastJSON and toJSON write. It
 // never reports an error: ok turns false and stays so.
@@ -73,6 +88,7 @@ type jsonReader struct {
 	ok bool
 	// keys are the keys of the open objects, to find a repeated one.
 	keys []span
+	st   *typedState
 }
 
 func (r *jsonReader) fail() { r.ok = false }
@@ -171,6 +187,29 @@ func (r *jsonReader) text() []byte {
 
 func (r *jsonReader) str() string { return string(r.text()) }
 
+// shared reads a string that many objects repeat, as the copy an earlier
+// document made when there is one: strings are never written to, so
+// objects may share them.
+func (r *jsonReader) shared() string {
+	b := r.text()
+	if s, ok := r.st.shared[string(b)]; ok || !r.ok {
+		return s
+	}
+	s := string(b)
+	if r.st.shared == nil {
+		r.st.shared = make(map[string]string)
+	}
+	if len(r.st.shared) < maxShared {
+		r.st.shared[s] = s
+	}
+	return s
+}
+
+func (r *jsonReader) sharedPtr() *string {
+	s := r.shared()
+	return &s
+}
+
 func (r *jsonReader) strPtr() *string {
 	s := r.str()
 	return &s
@@ -244,7 +283,23 @@ func (r *jsonReader) stringMap(m *map[string]string) {
 	if *m == nil {
 		*m = map[string]string{}
 	}
-	r.object(func(k string) { (*m)[strings.Clone(k)] = r.str() }) // k is a view of the input
+	r.object(func(k string) { (*m)[r.sharedKey(k)] = r.str() })
+}
+
+// sharedKey is a map key (a view of the input) as a string of its own,
+// shared as shared shares.
+func (r *jsonReader) sharedKey(k string) string {
+	if s, ok := r.st.shared[k]; ok {
+		return s
+	}
+	s := strings.Clone(k)
+	if r.st.shared == nil {
+		r.st.shared = make(map[string]string)
+	}
+	if len(r.st.shared) < maxShared {
+		r.st.shared[s] = s
+	}
+	return s
 }
 
 // stringList reads an array of strings; an empty one is an empty slice, not
@@ -259,9 +314,9 @@ func (r *jsonReader) stringList() []string {
 func (r *jsonReader) typeMeta(k string, t *metav1.TypeMeta) bool {
 	switch k {
 	case "apiVersion":
-		t.APIVersion = r.str()
+		t.APIVersion = r.shared()
 	case "kind":
-		t.Kind = r.str()
+		t.Kind = r.shared()
 	default:
 		return false
 	}
@@ -278,7 +333,7 @@ func (r *jsonReader) objectMeta(m *metav1.ObjectMeta) {
 		case "generateName":
 			m.GenerateName = r.str()
 		case "namespace":
-			m.Namespace = r.str()
+			m.Namespace = r.shared()
 		case "uid":
 			m.UID = types.UID(r.str())
 		case "resourceVersion":

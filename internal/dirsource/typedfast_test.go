@@ -35,8 +35,15 @@ func docJSON(data []byte) ([]byte, schema.GroupVersionKind, bool) {
 // overwrites it in decodeFile, so that nothing decoded may point into it.
 func checkTyped(t testing.TB, gvk schema.GroupVersionKind, data []byte) bool {
 	t.Helper()
+	return checkTypedWith(t, &typedState{}, gvk, data)
+}
+
+// checkTypedWith is checkTyped with the state of a decoder that may have
+// read other documents.
+func checkTypedWith(t testing.TB, st *typedState, gvk schema.GroupVersionKind, data []byte) bool {
+	t.Helper()
 	scratch := bytes.Clone(data)
-	got, _, ok := decodeTyped(gvk, scratch, nil)
+	got, ok := decodeTyped(gvk, scratch, st)
 	if !ok {
 		return false
 	}
@@ -63,6 +70,7 @@ func checkTyped(t testing.TB, gvk schema.GroupVersionKind, data []byte) bool {
 // what a large directory is made of.
 func TestTypedFastCorpus(t *testing.T) {
 	fast, kinds := 0, 0
+	st := &typedState{}
 	for _, doc := range corpus(t) {
 		checkAgainstStrict(t, doc)
 		data, gvk, ok := docJSON(doc)
@@ -72,14 +80,14 @@ func TestTypedFastCorpus(t *testing.T) {
 		if typedKind(gvk) {
 			kinds++
 		}
-		if checkTyped(t, gvk, data) {
+		if checkTypedWith(t, st, gvk, data) {
 			fast++
 		}
 	}
 	t.Logf("%d of %d documents of the kinds decoded by hand took the fast path", fast, kinds)
 	for _, doc := range scalegenDocs(t) {
 		data, gvk, ok := docJSON(doc)
-		if ok && typedKind(gvk) && !checkTyped(t, gvk, data) {
+		if ok && typedKind(gvk) && !checkTypedWith(t, st, gvk, data) {
 			t.Errorf("a %s that scalegen writes was declined:\n%s", gvk.Kind, doc)
 		}
 	}
@@ -192,6 +200,14 @@ func TestTypedFastCases(t *testing.T) {
 	for _, tc := range typedCases {
 		if got := checkTyped(t, tc.gvk, []byte(tc.json)); got != tc.fast {
 			t.Errorf("%s: fast path answered %v, want %v", tc.json, got, tc.fast)
+		}
+	}
+	// Twice with one state, as a file's documents are read: what the
+	// first pass shares must not change what the second decodes.
+	st := &typedState{}
+	for range 2 {
+		for _, tc := range typedCases {
+			checkTypedWith(t, st, tc.gvk, []byte(tc.json))
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (r *jsonReader) serviceSpec(k string, s *corev1.ServiceSpec) {
 	case "selector":
 		r.stringMap(&s.Selector)
 	case "type":
-		s.Type = corev1.ServiceType(r.str())
+		s.Type = corev1.ServiceType(r.shared())
 	case "clusterIP":
 		s.ClusterIP = r.str()
 	case "externalName":
@@ -69,9 +69,9 @@ func (r *jsonReader) serviceSpec(k string, s *corev1.ServiceSpec) {
 func (r *jsonReader) servicePort(k string, p *corev1.ServicePort) {
 	switch k {
 	case "name":
-		p.Name = r.str()
+		p.Name = r.shared()
 	case "protocol":
-		p.Protocol = corev1.Protocol(r.str())
+		p.Protocol = corev1.Protocol(r.shared())
 	case "appProtocol":
 		p.AppProtocol = r.strPtr()
 	case "port":
@@ -89,7 +89,7 @@ func (r *jsonReader) servicePort(k string, p *corev1.ServicePort) {
 // else an int32.
 func (r *jsonReader) intOrString() intstr.IntOrString {
 	if r.p < len(r.b) && r.b[r.p] == '"' {
-		return intstr.IntOrString{Type: intstr.String, StrVal: r.str()}
+		return intstr.IntOrString{Type: intstr.String, StrVal: r.shared()}
 	}
 	return intstr.IntOrString{Type: intstr.Int, IntVal: r.int32()}
 }
@@ -100,7 +100,7 @@ func (r *jsonReader) endpointSlice(k string, s *discoveryv1.EndpointSlice) {
 	case k == "metadata":
 		r.objectMeta(&s.ObjectMeta)
 	case k == "addressType":
-		s.AddressType = discoveryv1.AddressType(r.str())
+		s.AddressType = discoveryv1.AddressType(r.shared())
 	case k == "endpoints":
 		s.Endpoints = list(r, r.endpoint)
 	case k == "ports":
@@ -117,9 +117,9 @@ func (r *jsonReader) endpoint(k string, e *discoveryv1.Endpoint) {
 	case "conditions":
 		r.object(func(k string) { r.conditions(k, &e.Conditions) })
 	case "zone":
-		e.Zone = r.strPtr()
+		e.Zone = r.sharedPtr()
 	case "nodeName":
-		e.NodeName = r.strPtr()
+		e.NodeName = r.sharedPtr()
 	case "hostname":
 		e.Hostname = r.strPtr()
 	default:
@@ -143,9 +143,9 @@ func (r *jsonReader) conditions(k string, c *discoveryv1.EndpointConditions) {
 func (r *jsonReader) endpointPort(k string, p *discoveryv1.EndpointPort) {
 	switch k {
 	case "name":
-		p.Name = r.strPtr()
+		p.Name = r.sharedPtr()
 	case "protocol":
-		v := corev1.Protocol(r.str())
+		v := corev1.Protocol(r.shared())
 		p.Protocol = &v
 	case "port":
 		p.Port = r.int32Ptr()
@@ -217,7 +217,7 @@ func (r *jsonReader) virtualHost(k string, v *switchyardv1.VirtualHost) {
 func (r *jsonReader) tls(k string, t *switchyardv1.TLS) {
 	switch k {
 	case "secretName":
-		t.SecretName = r.str()
+		t.SecretName = r.shared()
 	case "minimumProtocolVersion":
 		t.MinimumProtocolVersion = r.str()
 	case "maximumProtocolVersion":
@@ -256,7 +256,7 @@ func (r *jsonReader) route(k string, rt *switchyardv1.Route) {
 func (r *jsonReader) matchCondition(k string, c *switchyardv1.MatchCondition) {
 	switch k {
 	case "prefix":
-		c.Prefix = r.str()
+		c.Prefix = r.shared()
 	case "exact":
 		c.Exact = r.str()
 	case "regex":
@@ -288,7 +288,7 @@ func (r *jsonReader) proxyService(k string, s *switchyardv1.Service) {
 func (r *jsonReader) timeoutPolicy(k string, t *switchyardv1.TimeoutPolicy) {
 	switch k {
 	case "response":
-		t.Response = r.str()
+		t.Response = r.shared()
 	case "idle":
 		t.Idle = r.str()
 	case "idleConnection":
