@@ -74,7 +74,34 @@ type typedState struct {
 	// shared holds the strings that objects repeat (namespaces, label
 	// keys, protocols, zones): one copy for all the file's objects.
 	shared map[string]string
+	// pointers are the pointers to shared strings that EndpointSlices
+	// hold their zones and port names by, and yes and no the booleans of
+	// their conditions: objects are never written to (see the package
+	// comment), so they may share them, as objects.Compact makes them do.
+	pointers  map[string]*string
+	protocols map[string]*corev1.Protocol
+	ports     map[int32]*int32
+	yes, no   *bool
 }
+
+// sharedPointer returns m's pointer to a value equal to k, made the
+// first time; values are converted from keys by value.
+func sharedPointer[K comparable, V any](m *map[K]*V, k K, value func(K) V) *V {
+	if p := (*m)[k]; p != nil {
+		return p
+	}
+	p := new(V)
+	*p = value(k)
+	if *m == nil {
+		*m = make(map[K]*V)
+	}
+	if len(*m) < maxShared {
+		(*m)[k] = p
+	}
+	return p
+}
+
+func same[T any](v T) T { return v }
 
 // maxShared bounds typedState.shared, which a file of made-up names
 // would otherwise grow without end.
@@ -206,8 +233,31 @@ func (r *jsonReader) shared() string {
 }
 
 func (r *jsonReader) sharedPtr() *string {
-	s := r.shared()
-	return &s
+	return sharedPointer(&r.st.pointers, r.shared(), same[string])
+}
+
+func (r *jsonReader) sharedProtocol() *corev1.Protocol {
+	return sharedPointer(&r.st.protocols, r.shared(), func(s string) corev1.Protocol { return corev1.Protocol(s) })
+}
+
+func (r *jsonReader) sharedPort() *int32 {
+	return sharedPointer(&r.st.ports, r.int32(), same[int32])
+}
+
+// sharedBool reads a boolean as a pointer that the file's objects share.
+func (r *jsonReader) sharedBool() *bool {
+	p := &r.st.no
+	if r.bool() {
+		p = &r.st.yes
+	}
+	if !r.ok {
+		return nil
+	}
+	if *p == nil {
+		*p = new(bool)
+		**p = p == &r.st.yes
+	}
+	return *p
 }
 
 func (r *jsonReader) strPtr() *string {
@@ -262,11 +312,6 @@ func (r *jsonReader) bool() bool {
 	}
 	r.fail()
 	return false
-}
-
-func (r *jsonReader) boolPtr() *bool {
-	v := r.bool()
-	return &v
 }
 
 func (r *jsonReader) literal(word string) bool {

@@ -130,11 +130,11 @@ func (r *jsonReader) endpoint(k string, e *discoveryv1.Endpoint) {
 func (r *jsonReader) conditions(k string, c *discoveryv1.EndpointConditions) {
 	switch k {
 	case "ready":
-		c.Ready = r.boolPtr()
+		c.Ready = r.sharedBool()
 	case "serving":
-		c.Serving = r.boolPtr()
+		c.Serving = r.sharedBool()
 	case "terminating":
-		c.Terminating = r.boolPtr()
+		c.Terminating = r.sharedBool()
 	default:
 		r.fail()
 	}
@@ -145,10 +145,9 @@ func (r *jsonReader) endpointPort(k string, p *discoveryv1.EndpointPort) {
 	case "name":
 		p.Name = r.sharedPtr()
 	case "protocol":
-		v := corev1.Protocol(r.shared())
-		p.Protocol = &v
+		p.Protocol = r.sharedProtocol()
 	case "port":
-		p.Port = r.int32Ptr()
+		p.Port = r.sharedPort()
 	case "appProtocol":
 		p.AppProtocol = r.strPtr()
 	default:
