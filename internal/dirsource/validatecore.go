@@ -252,6 +252,9 @@ func validateAddress(path *field.Path, at discoveryv1.AddressType, a string) fie
 	case discoveryv1.AddressTypeFQDN:
 		return validation.IsFullyQualifiedDomainName(path, a)
 	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
+		if at == discoveryv1.AddressTypeIPv4 && canonicalIPv4(a) {
+			return nil
+		}
 		if errs := validation.IsValidIP(path, a); len(errs) > 0 {
 			return errs
 		}

@@ -118,3 +118,31 @@ func nameInner(c byte) bool  { return alnum(c) || c == '-' || c == '_' || c == '
 // labelNameMaxLength is the longest name part of a label key that
 // content.IsLabelKey accepts.
 const labelNameMaxLength = 63
+
+// canonicalIPv4 reports whether s is an IPv4 address in the one form
+// validation.IsValidIP accepts for it: four decimal numbers up to 255,
+// without leading zeros, separated by dots. What it refuses is left to
+// IsValidIP, which parses the address twice and prints it again.
+func canonicalIPv4(s string) bool {
+	for part := range 4 {
+		n, digits := 0, 0
+		for digits < len(s) && '0' <= s[digits] && s[digits] <= '9' {
+			n = n*10 + int(s[digits]-'0')
+			digits++
+			if digits > 3 {
+				return false
+			}
+		}
+		if digits == 0 || n > 255 || (digits > 1 && s[0] == '0') {
+			return false
+		}
+		s = s[digits:]
+		if part < 3 {
+			if s == "" || s[0] != '.' {
+				return false
+			}
+			s = s[1:]
+		}
+	}
+	return s == ""
+}

@@ -65,3 +65,41 @@ func errStrings[E interface{ Error() string }](errs []E) []string {
 	}
 	return out
 }
+
+// TestCanonicalIPv4Agrees compares canonicalIPv4 with IsValidIP (and the
+// IPv4 family check validateAddress adds) on every dotted string of up to
+// five parts made of numbers at each edge (leading zeros, 255, 256, four
+// digits), blanks, signs and letters.
+func TestCanonicalIPv4Agrees(t *testing.T) {
+	parts := []string{"", "0", "00", "1", "01", "9", "10", "99", "100", "199", "249", "255", "256", "300", "999", "0255", "1000", "+1", " 1", "a", "ff"}
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		if n == 0 {
+			for _, s := range []string{prefix, prefix + ".", prefix + " ", "::ffff:" + prefix, prefix + "/8"} {
+				valid := len(validation.IsValidIP(nil, s)) == 0 && !strings.Contains(s, ":")
+				if fast := canonicalIPv4(s); fast && !valid {
+					t.Fatalf("canonicalIPv4(%q) accepts what IsValidIP refuses", s)
+				} else if !fast && valid {
+					t.Fatalf("canonicalIPv4(%q) refuses a canonical IPv4 address", s)
+				}
+			}
+			return
+		}
+		for _, p := range parts {
+			if prefix == "" {
+				grow(p, n-1)
+			} else {
+				grow(prefix+"."+p, n-1)
+			}
+		}
+	}
+	for n := 1; n <= 5; n++ {
+		if n <= 4 {
+			grow("", n)
+			continue
+		}
+		// Five parts: enough of them to catch a fifth accepted.
+		parts = []string{"0", "1", "255", "256", "01"}
+		grow("", n)
+	}
+}
