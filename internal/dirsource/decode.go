@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -336,7 +337,7 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 		return
 	}
 	gvk := gvks[0]
-	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	setKind(obj.GetObjectKind(), gvk)
 	key, err := objects.KeyOf(obj)
 	if err != nil {
 		// Decodable but not read, such as a metav1.Status.
@@ -370,6 +371,25 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 	}
 	d.compact(obj)
 	d.objs = append(d.objs, decoded{key: key, obj: obj, line: line})
+}
+
+// setKind sets an object's apiVersion and kind to gvk's. Most already say
+// exactly that, and formatting the apiVersion again would allocate it for
+// every object.
+func setKind(k schema.ObjectKind, gvk schema.GroupVersionKind) {
+	if t, ok := k.(*metav1.TypeMeta); ok && t.Kind == gvk.Kind && isAPIVersion(t.APIVersion, gvk.GroupVersion()) {
+		return
+	}
+	k.SetGroupVersionKind(gvk)
+}
+
+// isAPIVersion reports whether s is gv.String().
+func isAPIVersion(s string, gv schema.GroupVersion) bool {
+	if gv.Group == "" {
+		return s == gv.Version
+	}
+	g := len(gv.Group)
+	return len(s) == g+1+len(gv.Version) && s[:g] == gv.Group && s[g] == '/' && s[g+1:] == gv.Version
 }
 
 // mergeStringData folds stringData into data as the API server does on

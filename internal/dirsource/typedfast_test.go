@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -276,4 +277,30 @@ func FuzzTypedFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		checkTyped(t, kinds[int(kind)%len(kinds)], data)
 	})
+}
+
+// TestSetKindAgrees requires setKind to leave every object with the
+// apiVersion and kind that SetGroupVersionKind gives it.
+func TestSetKindAgrees(t *testing.T) {
+	texts := []string{"", "v1", "/v1", "v1/", "a", "a/v1", "a/v2", "ab/v1", "a/v1/", "b/v1", "a//v1", "abv1", "a.v1"}
+	var gvs []schema.GroupVersion
+	for _, g := range []string{"", "a", "ab", "a/"} {
+		for _, v := range []string{"v1", "v2", ""} {
+			gvs = append(gvs, schema.GroupVersion{Group: g, Version: v})
+		}
+	}
+	for _, text := range texts {
+		for _, gv := range gvs {
+			for _, kind := range []string{"Service", "Other"} {
+				gvk := gv.WithKind("Service")
+				got := &metav1.TypeMeta{APIVersion: text, Kind: kind}
+				want := *got
+				setKind(got, gvk)
+				want.SetGroupVersionKind(gvk)
+				if *got != want {
+					t.Fatalf("%q %q set to %v: %v, want %v", text, kind, gvk, *got, want)
+				}
+			}
+		}
+	}
 }
