@@ -23,7 +23,8 @@ import (
 // declined whole and takes the strict decoder, so that every error keeps
 // its wording and every rarer field its decoding. What is decoded here is
 // deep-equal to what the strict decoder makes of the same JSON:
-// TestTypedFastAgrees and FuzzTypedFast hold the two paths together.
+// TestTypedFastCorpus, TestTypedFastCases, TestTypedFastYAML and
+// FuzzTypedFast hold the two paths together.
 
 var (
 	serviceGVK       = corev1.SchemeGroupVersion.WithKind("Service")
