@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"google.golang.org/protobuf/proto"
@@ -91,11 +92,26 @@ func (o *Output) items() (types []string, all []item) {
 	return types, all
 }
 
-// printItem prints one resource to a sink.
-func printItem(s sink, it item, types []string) error {
+// walkers are reused from one resource to the next, so that their
+// scratch stacks grow once per worker, not once per resource.
+var walkers = sync.Pool{New: func() any { return &walker{} }}
+
+// printItem prints one resource to a sink: from its encoding when the
+// wire walker can, otherwise, after reset empties the sink, decoded.
+func printItem(s sink, reset func(), it item, types []string) error {
+	w := walkers.Get().(*walker)
+	defer walkers.Put(w)
+	w.s = s
+	defer func() { w.s = nil }()
+	if it.res != nil {
+		if w.fastResource(it.res) {
+			return nil
+		}
+		reset()
+	}
 	m, err := it.message()
 	if err == nil {
-		err = (&walker{s: s}).message(m)
+		err = w.message(m)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", types[it.typ], err)
@@ -140,7 +156,7 @@ func (o *Output) encodeJSON(w io.Writer) error {
 		// The writer's depth is where a resource sits in the document:
 		// under resources, its type URL and the type's list.
 		jw := &jsonWriter{indent: true, depth: 3}
-		err := printItem(jw, all[i], types)
+		err := printItem(jw, func() { jw.buf, jw.first, jw.depth, jw.afterKey = jw.buf[:0], jw.first[:0], 3, false }, all[i], types)
 		return jw.buf, err
 	}, func(i int, b []byte) error {
 		if t := all[i].typ; t != current {
@@ -199,7 +215,7 @@ func (o *Output) encodeYAML(w io.Writer, opts EncodeOptions) error {
 	current := -1
 	err := inOrder(len(all), func(i int) ([]byte, error) {
 		t := &treeSink{}
-		if err := printItem(t, all[i], types); err != nil {
+		if err := printItem(t, func() { *t = treeSink{} }, all[i], types); err != nil {
 			return nil, err
 		}
 		if typ := types[all[i].typ]; plainKey(typ) {
