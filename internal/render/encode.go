@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -152,10 +153,11 @@ func (o *Output) encodeJSON(w io.Writer) error {
 	doc.key("resources")
 	doc.beginObject()
 	current := -1
+	free := newBuffers()
 	err := inOrder(len(all), func(i int) ([]byte, error) {
 		// The writer's depth is where a resource sits in the document:
 		// under resources, its type URL and the type's list.
-		jw := &jsonWriter{indent: true, depth: 3}
+		jw := &jsonWriter{indent: true, depth: 3, buf: free.get()}
 		err := printItem(jw, func() { jw.buf, jw.first, jw.depth, jw.afterKey = jw.buf[:0], jw.first[:0], 3, false }, all[i], types)
 		return jw.buf, err
 	}, func(i int, b []byte) error {
@@ -167,7 +169,16 @@ func (o *Output) encodeJSON(w io.Writer) error {
 			doc.beginArray()
 			current = t
 		}
-		doc.raw(b)
+		if len(b) < flushAt {
+			doc.raw(b)
+		} else {
+			// A large resource (a listener of every HTTPS host) is
+			// written as it is, not copied into the document first.
+			doc.raw(nil)
+			doc.buf = out.write(doc.buf)
+			out.write(b)
+		}
+		free.put(b)
 		if len(doc.buf) >= flushAt {
 			doc.buf = out.write(doc.buf)
 		}
@@ -274,4 +285,27 @@ func yamlOfJSON(key string, v any) ([]byte, error) {
 		return nil, err
 	}
 	return yamlv2.Marshal(map[string]any{key: tree})
+}
+
+// buffers hands the buffers a resource was printed in back to the workers
+// once it is written, so that each is grown to a resource's size once. It
+// holds as many as inOrder keeps in flight.
+type buffers chan []byte
+
+func newBuffers() buffers { return make(buffers, 5*batch*runtime.GOMAXPROCS(0)) }
+
+func (f buffers) get() []byte {
+	select {
+	case b := <-f:
+		return b
+	default:
+		return nil
+	}
+}
+
+func (f buffers) put(b []byte) {
+	select {
+	case f <- b[:0]:
+	default:
+	}
 }

@@ -34,3 +34,9 @@ func DecodedTree(m proto.Message) (any, error) {
 	err := (&walker{s: t}).message(m.ProtoReflect())
 	return t.root, err
 }
+
+// EncodedOutput is an Output holding its resources encoded, as Run
+// returns it under Options.Encoded.
+func EncodedOutput(byType map[string][]*xdsres.Resource) *Output {
+	return &Output{encoded: byType}
+}
