@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"google.golang.org/protobuf/proto"
@@ -91,11 +93,26 @@ func (o *Output) items() (types []string, all []item) {
 	return types, all
 }
 
-// printItem prints one resource to a sink.
-func printItem(s sink, it item, types []string) error {
+// walkers are reused from one resource to the next, so that their
+// scratch stacks grow once per worker, not once per resource.
+var walkers = sync.Pool{New: func() any { return &walker{} }}
+
+// printItem prints one resource to a sink: from its encoding when the
+// wire walker can, otherwise, after reset empties the sink, decoded.
+func printItem(s sink, reset func(), it item, types []string) error {
+	w := walkers.Get().(*walker)
+	defer walkers.Put(w)
+	w.s = s
+	defer func() { w.s = nil }()
+	if it.res != nil {
+		if w.fastResource(it.res) {
+			return nil
+		}
+		reset()
+	}
 	m, err := it.message()
 	if err == nil {
-		err = (&walker{s: s}).message(m)
+		err = w.message(m)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", types[it.typ], err)
@@ -136,11 +153,12 @@ func (o *Output) encodeJSON(w io.Writer) error {
 	doc.key("resources")
 	doc.beginObject()
 	current := -1
+	free := newBuffers()
 	err := inOrder(len(all), func(i int) ([]byte, error) {
 		// The writer's depth is where a resource sits in the document:
 		// under resources, its type URL and the type's list.
-		jw := &jsonWriter{indent: true, depth: 3}
-		err := printItem(jw, all[i], types)
+		jw := &jsonWriter{indent: true, depth: 3, buf: free.get()}
+		err := printItem(jw, func() { jw.buf, jw.first, jw.depth, jw.afterKey = jw.buf[:0], jw.first[:0], 3, false }, all[i], types)
 		return jw.buf, err
 	}, func(i int, b []byte) error {
 		if t := all[i].typ; t != current {
@@ -151,7 +169,16 @@ func (o *Output) encodeJSON(w io.Writer) error {
 			doc.beginArray()
 			current = t
 		}
-		doc.raw(b)
+		if len(b) < flushAt {
+			doc.raw(b)
+		} else {
+			// A large resource (a listener of every HTTPS host) is
+			// written as it is, not copied into the document first.
+			doc.raw(nil)
+			doc.buf = out.write(doc.buf)
+			out.write(b)
+		}
+		free.put(b)
 		if len(doc.buf) >= flushAt {
 			doc.buf = out.write(doc.buf)
 		}
@@ -199,7 +226,7 @@ func (o *Output) encodeYAML(w io.Writer, opts EncodeOptions) error {
 	current := -1
 	err := inOrder(len(all), func(i int) ([]byte, error) {
 		t := &treeSink{}
-		if err := printItem(t, all[i], types); err != nil {
+		if err := printItem(t, func() { *t = treeSink{} }, all[i], types); err != nil {
 			return nil, err
 		}
 		if typ := types[all[i].typ]; plainKey(typ) {
@@ -258,4 +285,27 @@ func yamlOfJSON(key string, v any) ([]byte, error) {
 		return nil, err
 	}
 	return yamlv2.Marshal(map[string]any{key: tree})
+}
+
+// buffers hands the buffers a resource was printed in back to the workers
+// once it is written, so that each is grown to a resource's size once. It
+// holds as many as inOrder keeps in flight.
+type buffers chan []byte
+
+func newBuffers() buffers { return make(buffers, 5*batch*runtime.GOMAXPROCS(0)) }
+
+func (f buffers) get() []byte {
+	select {
+	case b := <-f:
+		return b
+	default:
+		return nil
+	}
+}
+
+func (f buffers) put(b []byte) {
+	select {
+	case f <- b[:0]:
+	default:
+	}
 }

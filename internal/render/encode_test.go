@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
@@ -148,5 +149,34 @@ func TestEncodeSameAsReferenceAtScale(t *testing.T) {
 		}
 		printed.NoDataPlane()
 		sameAsReference(t, string(group), out, printed)
+	}
+}
+
+// TestEncodeLargeResources prints resources larger than what the printer
+// holds before it writes (a route configuration of thousands of hosts,
+// as the HTTPS listener is at scale) between small ones, decoded and
+// encoded, as the reference does.
+func TestEncodeLargeResources(t *testing.T) {
+	large := func(name string, hosts int) *envoy_config_route_v3.RouteConfiguration {
+		rc := &envoy_config_route_v3.RouteConfiguration{Name: name}
+		for i := range hosts {
+			rc.VirtualHosts = append(rc.VirtualHosts, &envoy_config_route_v3.VirtualHost{
+				Name: fmt.Sprintf("host-%d", i), Domains: []string{fmt.Sprintf("host-%d.example.com", i), "*"}})
+		}
+		return rc
+	}
+	msgs := []proto.Message{large("a", 3), large("b", 5000), large("c", 1), large("d", 20000), large("e", 0)}
+	url := "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+	var encoded []*xdsres.Resource
+	for _, m := range msgs {
+		r, err := xdsres.Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded = append(encoded, r)
+	}
+	for _, n := range []int{1, 2, len(msgs)} {
+		out := &render.Output{Resources: map[string][]proto.Message{url: msgs[:n]}}
+		sameAsReference(t, fmt.Sprintf("%d large", n), out, render.EncodedOutput(map[string][]*xdsres.Resource{url: encoded[:n]}))
 	}
 }

@@ -51,6 +51,9 @@ type walker struct {
 	num []byte
 	// members are the scratch stack of the objects being printed.
 	members []member
+	// occs and entries are the wire walker's scratch stacks.
+	occs    []wireOcc
+	entries []wireEntry
 }
 
 // member is one object member waiting to be printed in key order.
@@ -335,7 +338,10 @@ func (w *walker) anyMessage(m protoreflect.Message) error {
 
 func (w *walker) duration(m protoreflect.Message) error {
 	fds := m.Descriptor().Fields()
-	secs, nanos := m.Get(fds.ByNumber(1)).Int(), m.Get(fds.ByNumber(2)).Int()
+	return w.durationOut(m.Get(fds.ByNumber(1)).Int(), m.Get(fds.ByNumber(2)).Int())
+}
+
+func (w *walker) durationOut(secs, nanos int64) error {
 	const maxSeconds = 315576000000
 	switch {
 	case secs < -maxSeconds || secs > maxSeconds:
