@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -117,10 +116,15 @@ func (gt *Gate) End() { gt.inspected = nil }
 func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, out map[string]map[string]incremental.Change, fresh []Rejection) {
 	served = gt.servedOf(g, target)
 	examine := gt.toExamine(g, target, changes, all)
-	prev := make(map[typeName]*xdsres.Resource, len(examine))
+	// prev holds only what was served: a first build serves nothing
+	// yet, and every resource of it would be a nil entry.
+	prev := make(map[typeName]*xdsres.Resource)
 	before := make(map[incremental.ResourceRef]rejected)
+	srv := typeCursor{targets: served}
 	for _, tn := range examine {
-		prev[tn] = served[tn.typ][tn.name]
+		if p := srv.of(tn.typ)[tn.name]; p != nil {
+			prev[tn] = p
+		}
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 		if rj, ok := gt.rejected[ref]; ok {
 			before[ref] = rj
@@ -141,9 +145,10 @@ func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[str
 	}
 
 	held := gt.held[g]
+	tgt := typeCursor{targets: target}
 	for _, tn := range examine {
-		now := served[tn.typ][tn.name]
-		if now != target[tn.typ][tn.name] {
+		now := srv.of(tn.typ)[tn.name]
+		if now != tgt.of(tn.typ)[tn.name] {
 			held[tn] = true
 		} else {
 			delete(held, tn)
@@ -222,7 +227,10 @@ func (gt *Gate) toExamine(g xdsres.Group, target incremental.Targets, changes ma
 		add(tn.typ, tn.name)
 	}
 	slices.SortFunc(out, func(a, b typeName) int {
-		return cmp.Or(strings.Compare(a.typ, b.typ), strings.Compare(a.name, b.name))
+		if c := strings.Compare(a.typ, b.typ); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
 	})
 	return out
 }
@@ -239,49 +247,73 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 	if gt.inspected == nil {
 		gt.inspected = make(map[*xdsres.Resource]inspection, len(examine))
 	}
-	jobs, known := make([]job, 0, len(examine)/8), make([]job, 0, len(examine))
+	// What is inspected already is decided at once: each resource's
+	// verdict touches its own entries only, so the order is free.
+	var jobs []job
+	refs := make(map[*xdsres.Resource][]xdscheck.Ref, len(examine))
+	tgt, srv := typeCursor{targets: target}, typeCursor{targets: served}
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
-		cand := target[tn.typ][tn.name]
+		cand := tgt.of(tn.typ)[tn.name]
 		switch rj, failed := gt.rejected[ref]; {
 		case cand == nil:
 			delete(gt.rejected, ref)
-			delete(served[tn.typ], tn.name)
-		case served[tn.typ][tn.name] == cand:
+			delete(srv.of(tn.typ), tn.name)
+		case srv.of(tn.typ)[tn.name] == cand:
 			delete(gt.rejected, ref)
 		case failed && rj.res == cand:
 		default:
-			if in, ok := gt.inspected[cand]; ok {
-				known = append(known, job{tn: tn, cand: cand, inspection: in})
-			} else if in, ok := precomputed(cand); ok {
-				gt.inspected[cand] = in
-				known = append(known, job{tn: tn, cand: cand, inspection: in})
-			} else {
-				jobs = append(jobs, job{tn: tn, cand: cand})
+			in, ok := gt.inspected[cand]
+			if !ok {
+				if in, ok = precomputed(cand); ok {
+					gt.inspected[cand] = in
+				}
 			}
+			if !ok {
+				jobs = append(jobs, job{tn: tn, cand: cand})
+				continue
+			}
+			gt.admit(ref, cand, in, srv.of(tn.typ), refs)
 		}
 	}
 	inParallel(len(jobs), func(i int) {
 		j := &jobs[i]
 		j.inspection = inspect(j.cand, j.tn.typ, j.tn.name)
 	})
-	refs := make(map[*xdsres.Resource][]xdscheck.Ref, len(jobs)+len(known))
 	for _, j := range jobs {
 		gt.inspected[j.cand] = j.inspection
-	}
-	for _, list := range [][]job{jobs, known} {
-		for _, j := range list {
-			ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
-			if j.err != nil {
-				gt.rejected[ref] = rejected{res: j.cand, err: j.err}
-				continue
-			}
-			refs[j.cand] = j.refs
-			delete(gt.rejected, ref)
-			served[j.tn.typ][j.tn.name] = j.cand
-		}
+		ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
+		gt.admit(ref, j.cand, j.inspection, srv.of(j.tn.typ), refs)
 	}
 	return refs
+}
+
+// admit serves cand as ref, unless its inspection found a problem,
+// byName being served's map of ref's type.
+func (gt *Gate) admit(ref incremental.ResourceRef, cand *xdsres.Resource, in inspection, byName map[string]*xdsres.Resource, refs map[*xdsres.Resource][]xdscheck.Ref) {
+	if in.err != nil {
+		gt.rejected[ref] = rejected{res: cand, err: in.err}
+		return
+	}
+	refs[cand] = in.refs
+	delete(gt.rejected, ref)
+	byName[ref.Name] = cand
+}
+
+// typeCursor is a Targets' map of one type, looked up again only when the
+// type changes: the gate goes through resources sorted by type, and a
+// type URL is long to hash.
+type typeCursor struct {
+	targets incremental.Targets
+	typ     string
+	byName  map[string]*xdsres.Resource
+}
+
+func (c *typeCursor) of(typ string) map[string]*xdsres.Resource {
+	if c.byName == nil || typ != c.typ {
+		c.typ, c.byName = typ, c.targets[typ]
+	}
+	return c.byName
 }
 
 // inParallel calls fn for every i in [0, n), spread over the cores when n
@@ -320,10 +352,11 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 		}
 		return out
 	}
+	srv := typeCursor{targets: served}
 	for changed := true; changed; {
 		changed = false
 		for _, tn := range examine {
-			r := served[tn.typ][tn.name]
+			r := srv.of(tn.typ)[tn.name]
 			if r == nil {
 				continue
 			}
@@ -345,9 +378,9 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 				if p := prev[tn]; p == r {
 					continue // served before as it is: nothing to go back to
 				} else if p != nil {
-					served[tn.typ][tn.name] = p
+					srv.of(tn.typ)[tn.name] = p
 				} else {
-					delete(served[tn.typ], tn.name)
+					delete(srv.of(tn.typ), tn.name)
 				}
 				key := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 				if _, failed := gt.rejected[key]; !failed {

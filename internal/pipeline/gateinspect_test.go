@@ -8,6 +8,8 @@ import (
 	"time"
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -16,6 +18,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
@@ -148,5 +151,58 @@ func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 	}
 	if want := `Cluster "utf8" does not decode`; errs["utf8"] != want {
 		t.Fatalf("the cluster that is not UTF-8 must be withheld as %q, got %q", want, errs["utf8"])
+	}
+}
+
+// TestLoadAssignmentsScannedAreInspected gives the gate's inspection of
+// every load assignment of a generated build, most of which the byte
+// scan finds clean and are not decoded, and of the same with bad ports
+// and addresses, and compares each with the inspection of the decoded
+// message: same error, same references.
+func TestLoadAssignmentsScannedAreInspected(t *testing.T) {
+	set, err := scalegen.Generate(scalegen.DirectoryShape(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
+	if _, err := p.Apply(set.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	var all []*xdsres.Resource
+	for _, g := range groups {
+		for _, r := range p.engine.Targets(g.name)[resource.EndpointType] {
+			all = append(all, r)
+			cla := r.Decoded().(*envoy_config_endpoint_v3.ClusterLoadAssignment)
+			for _, bad := range []func(*envoy_config_core_v3.SocketAddress){
+				func(sa *envoy_config_core_v3.SocketAddress) {
+					sa.PortSpecifier = &envoy_config_core_v3.SocketAddress_PortValue{}
+				},
+				func(sa *envoy_config_core_v3.SocketAddress) { sa.Address = "not-an-ip" },
+				func(sa *envoy_config_core_v3.SocketAddress) {
+					sa.PortSpecifier = &envoy_config_core_v3.SocketAddress_PortValue{PortValue: 65536}
+				},
+			} {
+				m := proto.Clone(cla).(*envoy_config_endpoint_v3.ClusterLoadAssignment)
+				bad(m.GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress())
+				b, err := xdsres.Encode(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, b)
+			}
+		}
+	}
+	scanned := 0
+	for _, r := range all {
+		if xdscheck.CleanAssignment(r.Any.GetValue()) {
+			scanned++
+		}
+		got, want := inspect(r, resource.EndpointType, r.Name), inspectDecoded(r, resource.EndpointType, r.Name)
+		if errText(got.err) != errText(want.err) || !slices.Equal(got.refs, want.refs) {
+			t.Errorf("%q: inspected\n%q %v\ndecoded\n%q %v", r.Name, errText(got.err), got.refs, errText(want.err), want.refs)
+		}
+	}
+	if scanned != len(all)/4 {
+		t.Errorf("%d of %d load assignments were found clean by the byte scan; want the %d the build made", scanned, len(all), len(all)/4)
 	}
 }
