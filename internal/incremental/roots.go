@@ -200,7 +200,7 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 	}
 	fqdn := res.FQDN
 	if res.Insecure != nil || res.Secure != nil {
-		e.dirty.hosts[fqdn] = true
+		e.mark(e.dirty.hosts, fqdn)
 	}
 	if out.scoped != nil {
 		e.plain.set(fqdn, !remove)
