@@ -233,11 +233,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 			e.addExtension(ext)
 		}
 	}
-	for _, r := range recontribute {
-		if r.res != nil {
-			e.addRoot(r)
-		}
-	}
+	e.addRoots(dirtyRoots, recontribute)
 	for _, r := range recontribute {
 		if r.res == nil {
 			delete(e.roots, r.nn)

@@ -15,8 +15,9 @@ import (
 )
 
 // TestFirstBuildEqualsLaterBuild builds the same snapshot twice: as a
-// first update, which takes shortcuts (no endpoint refresh, maps sized
-// from the translations, nothing marked for the DAG), and as the second update of an engine whose first saw no
+// first update, which takes shortcuts (roots added on two goroutines, no
+// endpoint refresh, maps sized from the translations, nothing marked for
+// the DAG), and as the second update of an engine whose first saw no
 // object, which takes none of them. Both must give the same resources,
 // byte for byte, the same statuses, the same DAG and the same owners, and
 // both what a full build gives.
