@@ -212,10 +212,14 @@ func translateRoot(res *dag.RootResult, opts translator.Options, inspect Inspect
 	h := translator.GRPCHost{FQDN: res.FQDN, Plain: res.Insecure, Secure: res.Secure}
 	if rc := translator.GRPCRouteConfig(h); rc != nil {
 		out.grpcRC = enc(rc)
-		for _, l := range translator.GRPCListeners(h) {
+		// A host has several of each: one list of the right size, not
+		// one grown by doubling, for every root.
+		api, server := translator.GRPCListeners(h), translator.GRPCServerListeners(h)
+		out.grpcLis = make([]*xdsres.Resource, 0, len(api)+len(server))
+		for _, l := range api {
 			out.grpcLis = append(out.grpcLis, enc(l))
 		}
-		for _, l := range translator.GRPCServerListeners(h) {
+		for _, l := range server {
 			out.grpcLis = append(out.grpcLis, enc(l))
 		}
 		out.grpcCluster = translator.GRPCClusters(h)
