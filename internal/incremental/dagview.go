@@ -13,6 +13,17 @@ type dagDirty struct {
 	hosts, clusters, secrets, dns map[string]bool
 }
 
+// mark records that name changed in the DAG. Before a DAG is first
+// materialized there is nothing to patch (view builds it whole, and
+// forgets what was marked), so nothing is recorded: the first build would
+// otherwise list every host name and cluster twice, and keep them until
+// someone asks for the DAG.
+func (e *Engine) mark(m map[string]bool, name string) {
+	if e.dag != nil {
+		m[name] = true
+	}
+}
+
 func newDAGDirty() dagDirty {
 	return dagDirty{hosts: map[string]bool{}, clusters: map[string]bool{}, secrets: map[string]bool{}, dns: map[string]bool{}}
 }

@@ -15,7 +15,7 @@ import (
 func (e *Engine) settleDNS() {
 	var fresh []*dnsEntry
 	for name := range e.claims.touched {
-		e.dirty.dns[name] = true
+		e.mark(e.dirty.dns, name)
 		for _, owner := range e.claims.warned[name] {
 			e.statuses.warnDNS(owner, name, -1)
 		}

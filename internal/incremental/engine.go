@@ -205,7 +205,7 @@ func (e *Engine) Degraded() bool { return e.degraded }
 // and the first such error returned; everything else is up to date.
 func (e *Engine) Update(ch Changes) (*Delta, error) {
 	e.generation++
-	e.u = newUpdate(e.generation)
+	e.u = newUpdate(e.generation, len(ch.Objects))
 	e.u.initial = e.generation == 1
 	defer func() { e.u = nil }()
 	for _, k := range ch.Objects {
@@ -217,6 +217,9 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 
 	oldExts := e.rebuildExtensions()
 	dirtyRoots := e.rebuildRoots()
+	if e.u.initial {
+		e.presizeRootTargets(dirtyRoots)
+	}
 	recontribute := e.claims.settleFQDNs(dirtyRoots)
 
 	for nn, old := range oldExts {
@@ -230,11 +233,7 @@ func (e *Engine) Update(ch Changes) (*Delta, error) {
 			e.addExtension(ext)
 		}
 	}
-	for _, r := range recontribute {
-		if r.res != nil {
-			e.addRoot(r)
-		}
-	}
+	e.addRoots(dirtyRoots, recontribute)
 	for _, r := range recontribute {
 		if r.res == nil {
 			delete(e.roots, r.nn)
@@ -307,6 +306,9 @@ func (e *Engine) presize() {
 			continue // without the mesh its group stays empty
 		}
 		for _, t := range xdsres.TypesOf(g) {
+			if rootSized[g][t] {
+				continue // presizeRootTargets knows better
+			}
 			n := hint[t]
 			if g == xdsres.GroupDNS {
 				n = roots // one cluster and assignment per name a root claims
@@ -315,6 +317,48 @@ func (e *Engine) presize() {
 		}
 	}
 	e.targets[xdsres.GroupEnvoy][resource.ListenerType] = map[string]*xdsres.Resource{}
+}
+
+// rootSized are the maps of the resources only roots make: the first
+// update sizes them once the roots are translated (presizeRootTargets).
+var rootSized = map[xdsres.Group]map[string]bool{
+	xdsres.GroupEnvoy: {resource.ScopedRouteType: true, resource.RouteType: true},
+	xdsres.GroupGRPC:  {resource.RouteType: true, resource.ListenerType: true},
+}
+
+// presizeRootTargets makes the maps of rootSized as large as the first
+// update's translations say: presize could only guess from the objects,
+// and a root makes a gRPC listener per address and port it serves on, and
+// one or two HTTP route configurations.
+func (e *Engine) presizeRootTargets(list []*rootUnit) {
+	n := map[xdsres.Group]map[string]int{xdsres.GroupEnvoy: {}, xdsres.GroupGRPC: {}}
+	for _, r := range list {
+		if o := r.out; o != nil {
+			n[xdsres.GroupEnvoy][resource.ScopedRouteType] += countNonNil(o.scoped)
+			n[xdsres.GroupEnvoy][resource.RouteType] += countNonNil(o.http, o.https)
+			n[xdsres.GroupGRPC][resource.RouteType] += countNonNil(o.grpcRC)
+			n[xdsres.GroupGRPC][resource.ListenerType] += len(o.grpcLis)
+		}
+	}
+	// The fallback certificate's route configuration is one no root makes.
+	n[xdsres.GroupEnvoy][resource.RouteType]++
+	for g, types := range rootSized {
+		for t := range types {
+			if len(e.targets[g][t]) == 0 {
+				e.targets[g][t] = make(map[string]*xdsres.Resource, n[g][t])
+			}
+		}
+	}
+}
+
+func countNonNil(rs ...*xdsres.Resource) int {
+	n := 0
+	for _, r := range rs {
+		if r != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // keepKeyPairsSmall forgets the remembered certificate checks when they
@@ -393,10 +437,13 @@ type update struct {
 	err            error
 }
 
-func newUpdate(generation uint64) *update {
+// newUpdate starts an update of n changed objects: the first holds every
+// object of the snapshot, and growing its set by doubling would rehash a
+// hundred thousand keys over and over.
+func newUpdate(generation uint64, n int) *update {
 	return &update{
 		generation: generation,
-		changed:    map[objects.Key]bool{},
+		changed:    make(map[objects.Key]bool, n),
 		before:     map[xdsres.Group]map[string]map[string]*xdsres.Resource{},
 	}
 }

@@ -46,8 +46,53 @@ type rootOutput struct {
 	err error
 }
 
+// addRoots indexes what the rebuilt roots read and adds what the roots of
+// list contribute. The first update splits that over two goroutines: at
+// tens of thousands of roots it is most of what runs on one core while the
+// other idles. The index and the roots' own resources (putRootResources)
+// share nothing with the rest of a contribution, and in the first update
+// setting a resource writes nothing but its type's map (Engine.set); later
+// updates, which also record what they replace, add on one goroutine.
+func (e *Engine) addRoots(rebuilt, list []*rootUnit) {
+	if !e.u.initial {
+		e.indexRoots(rebuilt)
+		for _, r := range list {
+			if r.res != nil {
+				e.addRoot(r)
+				e.putOwnResources(r)
+			}
+		}
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.indexRoots(rebuilt)
+		for _, r := range list {
+			if r.res != nil {
+				e.putOwnResources(r)
+			}
+		}
+	}()
+	for _, r := range list {
+		if r.res != nil {
+			e.addRoot(r)
+		}
+	}
+	<-done
+}
+
+// putOwnResources sets the resources of a root that owns its host name.
+// It reads only what settleFQDNs settled, so that it may run beside
+// addRoot.
+func (e *Engine) putOwnResources(r *rootUnit) {
+	if winner, _ := e.claims.standing(r); winner {
+		e.putRootResources(r.res, r.out)
+	}
+}
+
 // addRoot adds what a root contributes given its standing on its host
-// name.
+// name, but for its own resources (putOwnResources).
 func (e *Engine) addRoot(r *rootUnit) {
 	res := r.res
 	winner, owner := e.claims.standing(r)
@@ -71,7 +116,6 @@ func (e *Engine) addRoot(r *rootUnit) {
 	}
 	out := e.output(r)
 	c.out = out
-	e.putRootResources(res, out)
 	for _, cl := range out.grpcCluster {
 		e.refGRPCCluster(cl)
 	}
@@ -168,10 +212,14 @@ func translateRoot(res *dag.RootResult, opts translator.Options, inspect Inspect
 	h := translator.GRPCHost{FQDN: res.FQDN, Plain: res.Insecure, Secure: res.Secure}
 	if rc := translator.GRPCRouteConfig(h); rc != nil {
 		out.grpcRC = enc(rc)
-		for _, l := range translator.GRPCListeners(h) {
+		// A host has several of each: one list of the right size, not
+		// one grown by doubling, for every root.
+		api, server := translator.GRPCListeners(h), translator.GRPCServerListeners(h)
+		out.grpcLis = make([]*xdsres.Resource, 0, len(api)+len(server))
+		for _, l := range api {
 			out.grpcLis = append(out.grpcLis, enc(l))
 		}
-		for _, l := range translator.GRPCServerListeners(h) {
+		for _, l := range server {
 			out.grpcLis = append(out.grpcLis, enc(l))
 		}
 		out.grpcCluster = translator.GRPCClusters(h)
@@ -200,7 +248,7 @@ func (e *Engine) rootResources(res *dag.RootResult, out *rootOutput, remove bool
 	}
 	fqdn := res.FQDN
 	if res.Insecure != nil || res.Secure != nil {
-		e.dirty.hosts[fqdn] = true
+		e.mark(e.dirty.hosts, fqdn)
 	}
 	if out.scoped != nil {
 		e.plain.set(fqdn, !remove)

@@ -24,6 +24,27 @@ type sharedTables struct {
 	secrets   map[string]*secretEntry
 	byService map[types.NamespacedName][]*clusterEntry
 	dns       map[string]*dnsEntry
+	// slots back the first entry of byService's lists, which most
+	// Services never outgrow (see addByService).
+	slots []*clusterEntry
+}
+
+// slotBlock is how many of byService's first entries are allocated at once.
+const slotBlock = 256
+
+// addByService lists ce under one of its Services. A Service's first
+// cluster takes a slot of a shared block rather than a list of its own: a
+// first build adds a list per Service, tens of thousands; a second
+// cluster moves the list out of the block, as append does.
+func (t *sharedTables) addByService(svc types.NamespacedName, ce *clusterEntry) {
+	list := t.byService[svc]
+	if list == nil {
+		if len(t.slots) == 0 {
+			t.slots = make([]*clusterEntry, slotBlock)
+		}
+		list, t.slots = t.slots[:0:1], t.slots[1:]
+	}
+	t.byService[svc] = append(list, ce)
 }
 
 func newSharedTables() sharedTables {
@@ -96,10 +117,10 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 			}
 		}
 		for _, svc := range ce.services {
-			e.shared.byService[svc] = append(e.shared.byService[svc], ce)
+			e.shared.addByService(svc, ce)
 		}
 		e.shared.clusters[c.Name] = ce
-		e.dirty.clusters[c.Name] = true
+		e.mark(e.dirty.clusters, c.Name)
 		e.queue(ce)
 	} else if ce.cluster != c {
 		if !reflect.DeepEqual(ce.cluster.Spec, c.Spec) {
@@ -109,7 +130,7 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 			// Reused by the root that released it: hold its new result's
 			// cluster, not the old one's.
 			ce.cluster = c
-			e.dirty.clusters[c.Name] = true
+			e.mark(e.dirty.clusters, c.Name)
 		}
 	}
 	ce.refs++
@@ -144,7 +165,7 @@ func (e *Engine) releaseUnused() {
 	for _, se := range e.u.unusedSecrets {
 		if se.refs == 0 && e.shared.secrets[se.secret.Name] == se {
 			delete(e.shared.secrets, se.secret.Name)
-			e.dirty.secrets[se.secret.Name] = true
+			e.mark(e.dirty.secrets, se.secret.Name)
 			e.set(xdsres.GroupEnvoy, resource.SecretType, se.secret.Name, nil)
 		}
 	}
@@ -154,7 +175,7 @@ func (e *Engine) releaseUnused() {
 func (e *Engine) deleteCluster(ce *clusterEntry) {
 	c := ce.cluster
 	delete(e.shared.clusters, c.Name)
-	e.dirty.clusters[c.Name] = true
+	e.mark(e.dirty.clusters, c.Name)
 	for _, svc := range ce.services {
 		list := removeFirst(e.shared.byService[svc], ce)
 		if len(list) == 0 {
@@ -331,6 +352,12 @@ func (e *Engine) grpcAssignment(ce *clusterEntry, asg *translator.Assignment, cl
 // clusters whose Services' endpoints (or the Services themselves) changed,
 // in every group that serves them.
 func (e *Engine) refreshEndpoints(ch Changes) {
+	if e.u.initial {
+		// Every cluster was made in this update, from the endpoints as
+		// they are: there is nothing to refresh, and looking up every
+		// Service of the snapshot to find that out is most of the cost.
+		return
+	}
 	var list []*clusterEntry
 	seen := map[*clusterEntry]bool{}
 	add := func(ce *clusterEntry) {
@@ -398,13 +425,13 @@ func (e *Engine) refSecret(s *dag.Secret) {
 	case se == nil:
 		se = &secretEntry{secret: s, res: e.keep(encode(translator.Secret(s)))}
 		e.shared.secrets[s.Name] = se
-		e.dirty.secrets[s.Name] = true
+		e.mark(e.dirty.secrets, s.Name)
 		e.set(xdsres.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	case se.secret != s && !sameSecret(se.secret, s):
 		// Every user of a changed Secret is rebuilt in the same update;
 		// the last one added holds the new content, as in Assemble.
 		se.secret, se.res = s, e.keep(encode(translator.Secret(s)))
-		e.dirty.secrets[s.Name] = true
+		e.mark(e.dirty.secrets, s.Name)
 		e.set(xdsres.GroupEnvoy, resource.SecretType, s.Name, se.res)
 	}
 	se.refs++

@@ -58,7 +58,7 @@ func (e *Engine) rebuildExtensions() map[types.NamespacedName]*dag.ExtensionResu
 
 // rebuildRoots rebuilds the roots that changed, appeared, stopped being
 // roots or read a changed object (an ExtensionService rebuilt above
-// included), and returns them.
+// included), and returns them; indexRoots then indexes what they read.
 func (e *Engine) rebuildRoots() []*rootUnit {
 	dirty := map[types.NamespacedName]bool{}
 	for k := range e.u.changed {
@@ -94,10 +94,15 @@ func (e *Engine) rebuildRoots() []*rootUnit {
 			r.out = translateRoot(r.res, e.cfg.Translator, e.inspect())
 		}
 	})
-	for _, r := range out {
+	return out
+}
+
+// indexRoots adds what the rebuilt roots read to the index (rebuildRoots
+// took out what they read before).
+func (e *Engine) indexRoots(rebuilt []*rootUnit) {
+	for _, r := range rebuilt {
 		if r.res != nil {
 			e.rootDeps.add(r, r.res.Deps)
 		}
 	}
-	return out
 }
