@@ -14,7 +14,10 @@ import (
 // across thousands of resources, and unpacking and validating each again
 // is most of what inspecting them costs. What an Any holds is checked on
 // its own (ValidateAll of the unpacked message, and of the Anys inside
-// it), so the same bytes are clean wherever they are.
+// it), so the same bytes are clean wherever they are. A gRPC host's
+// connection manager is remembered by its bytes with its route
+// configuration's name left out too (maskRDS): each host's differs from
+// the next by that name only.
 var cleanAnys = &anyCache{limit: 8 << 20}
 
 // anyCache is safe for concurrent use; it holds at most limit bytes of
@@ -22,8 +25,11 @@ var cleanAnys = &anyCache{limit: 8 << 20}
 type anyCache struct {
 	mu     sync.RWMutex
 	byType map[string]map[string][]Ref
-	size   int
-	limit  int
+	// byMasked holds the connection managers by maskRDS's key, each
+	// with its references, the first being its route configuration's.
+	byMasked map[string][]Ref
+	size     int
+	limit    int
 }
 
 func (c *anyCache) get(a *anypb.Any) ([]Ref, bool) {
@@ -40,9 +46,7 @@ func (c *anyCache) put(a *anypb.Any, refs []Ref) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.size+n > c.limit || c.byType == nil {
-		c.byType, c.size = map[string]map[string][]Ref{}, 0
-	}
+	c.makeRoom(n)
 	byValue := c.byType[a.GetTypeUrl()]
 	if byValue == nil {
 		byValue = map[string][]Ref{}
@@ -50,6 +54,39 @@ func (c *anyCache) put(a *anypb.Any, refs []Ref) {
 	}
 	if _, ok := byValue[string(a.GetValue())]; !ok {
 		byValue[string(a.GetValue())] = slices.Clip(slices.Clone(refs))
+		c.size += n
+	}
+}
+
+// makeRoom starts over when n more bytes would not fit. Callers hold mu.
+func (c *anyCache) makeRoom(n int) {
+	if c.size+n > c.limit || c.byType == nil {
+		c.byType, c.byMasked, c.size = map[string]map[string][]Ref{}, map[string][]Ref{}, 0
+	}
+}
+
+// getMasked is get for a connection manager by maskRDS's key. The
+// references are shared: the caller renames the first (its route
+// configuration's) in its own copy.
+func (c *anyCache) getMasked(key []byte) ([]Ref, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	refs, ok := c.byMasked[string(key)]
+	return refs, ok
+}
+
+// putMasked is put for a connection manager by maskRDS's key; refs[0]
+// must be its route configuration's reference.
+func (c *anyCache) putMasked(key []byte, refs []Ref) {
+	n := len(key)
+	if n > c.limit/64 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.makeRoom(n)
+	if _, ok := c.byMasked[string(key)]; !ok {
+		c.byMasked[string(key)] = slices.Clip(slices.Clone(refs))
 		c.size += n
 	}
 }

@@ -21,6 +21,7 @@ import (
 	envoy_config_endpoint_v3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -107,8 +108,28 @@ type inspection struct {
 
 func (in *inspection) known(a *anypb.Any) bool {
 	refs, ok := cleanAnys.get(a)
+	if !ok && a.GetTypeUrl() == hcmType {
+		return in.knownMasked(a)
+	}
 	in.refs = append(in.refs, refs...)
 	return ok
+}
+
+// knownMasked is known for a connection manager cleanAnys does not have
+// by its bytes: one remembered by maskRDS's key, its route
+// configuration's reference renamed to this one's.
+func (in *inspection) knownMasked(a *anypb.Any) bool {
+	key, name, ok := maskRDS(a.GetValue())
+	if !ok {
+		return false
+	}
+	refs, ok := cleanAnys.getMasked(key)
+	if !ok {
+		return false
+	}
+	in.refs = append(in.refs, Ref{Type: refs[0].Type, Name: name})
+	in.refs = append(in.refs, refs[1:]...)
+	return true
 }
 
 func (in *inspection) mark() [2]int { return [2]int{len(in.errs), len(in.refs)} }
@@ -118,10 +139,27 @@ func (in *inspection) mark() [2]int { return [2]int{len(in.errs), len(in.refs)} 
 // earlier one names its field (described), so an Any found clean after
 // errors might not be clean on its own. One found clean with none before
 // is clean wherever it is, what it holds being checked on its own.
-func (in *inspection) seen(a *anypb.Any, at [2]int) {
-	if at[0] == 0 && len(in.errs) == 0 {
-		cleanAnys.put(a, in.refs[at[1]:])
+func (in *inspection) seen(a *anypb.Any, inner proto.Message, at [2]int) {
+	if at[0] != 0 || len(in.errs) != 0 {
+		return
 	}
+	refs := in.refs[at[1]:]
+	cleanAnys.put(a, refs)
+	if hcm, ok := inner.(*envoy_filter_network_http_connection_manager_v3.HttpConnectionManager); ok && a.GetTypeUrl() == hcmType {
+		rememberMasked(a, hcm, refs)
+	}
+}
+
+// rememberMasked puts a clean connection manager in cleanAnys by
+// maskRDS's key too, when its first reference is its route
+// configuration's by the name masked: the one getMasked renames.
+func rememberMasked(a *anypb.Any, hcm *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager, refs []Ref) {
+	key, name, ok := maskRDS(a.GetValue())
+	rds := hcm.GetRds()
+	if !ok || rds == nil || rds.GetRouteConfigName() != name || len(refs) == 0 || refs[0] != (Ref{Type: refTypes["route configuration"], Name: name}) {
+		return
+	}
+	cleanAnys.putMasked(key, refs)
 }
 
 // described is a ValidateAll error of msg (named name), one error per

@@ -53,7 +53,7 @@ func visit(m proto.Message, fn func(msg proto.Message, packed bool), bad func(er
 type anyMemo interface {
 	known(a *anypb.Any) bool
 	mark() [2]int
-	seen(a *anypb.Any, at [2]int)
+	seen(a *anypb.Any, inner proto.Message, at [2]int)
 }
 
 // visitMemo is visit, asking memo (unless nil) before unpacking an Any.
@@ -139,7 +139,7 @@ func enter(x protoreflect.Message, p *plan, fn func(proto.Message, bool), bad fu
 	ipm := inner.ProtoReflect()
 	walk(ipm, planOf(ipm.Descriptor()), fn, bad, memo)
 	if memo != nil {
-		memo.seen(a, at)
+		memo.seen(a, inner, at)
 	}
 }
 
