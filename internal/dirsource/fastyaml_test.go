@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	yamlv3 "go.yaml.in/yaml/v3"
-
-	"github.com/switchyard-dev/switchyard/internal/scalegen"
 )
 
 // slowDoc is what the yaml.v3 path reads from a document: the JSON that
@@ -178,25 +176,7 @@ func corpus(t testing.TB) [][]byte {
 			t.Fatal(err)
 		}
 	}
-	cfg := scalegen.Defaults()
-	cfg.Proxies, cfg.Included, cfg.TLSFraction = 20, 2, 0.5
-	set, err := scalegen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := set.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		add(data)
-	}
-	return docs
+	return append(docs, generatedDocs(t, 20, 2)...)
 }
 
 // TestFastPathCorpus checks every document of the corpus, and that the

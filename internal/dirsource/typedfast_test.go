@@ -100,10 +100,14 @@ func typedKind(gvk schema.GroupVersionKind) bool {
 
 // scalegenDocs is what `switchyard gen` writes at a small size, with
 // every feature it has turned on.
-func scalegenDocs(t testing.TB) [][]byte {
+func scalegenDocs(t testing.TB) [][]byte { return generatedDocs(t, 30, 3) }
+
+// generatedDocs are the documents of a generated set of proxies, included
+// of them included by others, half of the roots on TLS.
+func generatedDocs(t testing.TB, proxies, included int) [][]byte {
 	t.Helper()
 	cfg := scalegen.Defaults()
-	cfg.Proxies, cfg.Included, cfg.TLSFraction = 30, 3, 0.5
+	cfg.Proxies, cfg.Included, cfg.TLSFraction = proxies, included, 0.5
 	set, err := scalegen.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
