@@ -151,11 +151,16 @@ func (w *walker) redact(print func() error) error {
 	if err != nil {
 		return err
 	}
+	w.placeholder()
+	return nil
+}
+
+// placeholder is what a redacted value prints as.
+func (w *walker) placeholder() {
 	w.s.beginObject()
 	w.s.key("inline_bytes")
 	w.s.str("REDACTED")
 	w.s.endObject()
-	return nil
 }
 
 // discard is a sink that prints nothing.

@@ -310,10 +310,7 @@ func (w *walker) wireRedact(print func() bool) bool {
 	if !ok {
 		return false
 	}
-	w.s.beginObject()
-	w.s.key("inline_bytes")
-	w.s.str("REDACTED")
-	w.s.endObject()
+	w.placeholder()
 	return true
 }
 
