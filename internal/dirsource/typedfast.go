@@ -220,15 +220,24 @@ func (r *jsonReader) str() string { return string(r.text()) }
 // objects may share them.
 func (r *jsonReader) shared() string {
 	b := r.text()
-	if s, ok := r.st.shared[string(b)]; ok || !r.ok {
+	if !r.ok {
+		return ""
+	}
+	return r.st.intern(bytesString(b))
+}
+
+// intern returns the file's copy of k, a view of the input, making it the
+// first time.
+func (st *typedState) intern(k string) string {
+	if s, ok := st.shared[k]; ok {
 		return s
 	}
-	s := string(b)
-	if r.st.shared == nil {
-		r.st.shared = make(map[string]string)
+	s := strings.Clone(k)
+	if st.shared == nil {
+		st.shared = make(map[string]string)
 	}
-	if len(r.st.shared) < maxShared {
-		r.st.shared[s] = s
+	if len(st.shared) < maxShared {
+		st.shared[s] = s
 	}
 	return s
 }
@@ -329,23 +338,7 @@ func (r *jsonReader) stringMap(m *map[string]string) {
 	if *m == nil {
 		*m = map[string]string{}
 	}
-	r.object(func(k string) { (*m)[r.sharedKey(k)] = r.str() })
-}
-
-// sharedKey is a map key (a view of the input) as a string of its own,
-// shared as shared shares.
-func (r *jsonReader) sharedKey(k string) string {
-	if s, ok := r.st.shared[k]; ok {
-		return s
-	}
-	s := strings.Clone(k)
-	if r.st.shared == nil {
-		r.st.shared = make(map[string]string)
-	}
-	if len(r.st.shared) < maxShared {
-		r.st.shared[s] = s
-	}
-	return s
+	r.object(func(k string) { (*m)[r.st.intern(k)] = r.str() })
 }
 
 // stringList reads an array of strings; an empty one is an empty slice, not
