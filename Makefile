@@ -197,14 +197,20 @@ bench-compare:
 # Their allocations and bytes per operation hardly move from run to run,
 # unlike their times, so CI compares them with SMOKE_BASELINE and fails on
 # a growth of more than SMOKE_TOLERANCE percent (internal/perf/benchcheck);
-# times are printed, not checked.
+# times are printed, not checked. The one-proxy change runs 40 times: the
+# gate's inspection of a route configuration runs a regular expression
+# whose scratch space regexp keeps in a sync.Pool, which a collection in
+# the middle of the run empties; over 5 changes that one refill was 5 %
+# of the bytes per change, and two of them more than the tolerance.
 .PHONY: bench-smoke bench-baseline
 SMOKE_BASELINE ?= site/bench/smoke-baseline.txt
 SMOKE_NEW ?= $(BENCH_DIR_ROOT)/smoke.txt
 SMOKE_TOLERANCE ?= 10
 SMOKE_RUN = echo "nproc: $$(nproc); load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 5x -cpu 2 \
-	  -bench '^(BenchmarkFullBuild|BenchmarkOneProxyChanged)$$/^proxies=1k$$' ./internal/incremental ./internal/pipeline
+	  -bench '^BenchmarkFullBuild$$/^proxies=1k$$' ./internal/incremental && \
+	$(GO) test -tags $(BUILD_TAGS) -run '^$$' -benchmem -count 1 -benchtime 40x -cpu 2 \
+	  -bench '^BenchmarkOneProxyChanged$$/^proxies=1k$$' ./internal/pipeline
 
 ## bench-smoke: the smoke benchmarks, checked against SMOKE_BASELINE.
 bench-smoke:
