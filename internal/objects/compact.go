@@ -37,7 +37,7 @@ import (
 // objects are immutable, and whatever edits one edits a deep copy.
 // TestCompactKeeps lists what a build may read.
 func Compact(obj runtime.Object) {
-	compact(obj, true)
+	compact(obj, true, true)
 }
 
 // CompactWithoutMesh is Compact for a source whose builds run without the
@@ -45,10 +45,21 @@ func Compact(obj runtime.Object) {
 // reads, goes too. A one-entry selector map costs about 300 bytes, a
 // third of a Service.
 func CompactWithoutMesh(obj runtime.Object) {
-	compact(obj, false)
+	compact(obj, false, true)
 }
 
-func compact(obj runtime.Object, mesh bool) {
+// CompactShared is Compact, or CompactWithoutMesh when mesh is off, for an
+// object whose label and selector values its decoder already shares with
+// the other objects it read together: only their keys are interned. An
+// interned value costs an entry in unique's map, more than the copy it
+// saves when the value repeats two or three times, as a Service's name
+// does in its selector and its slices' labels; interning them was a
+// seventh of the read's CPU at 10,000 roots.
+func CompactShared(obj runtime.Object, mesh bool) {
+	compact(obj, mesh, false)
+}
+
+func compact(obj runtime.Object, mesh, values bool) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 		if a := m.GetAnnotations(); a[corev1.LastAppliedConfigAnnotation] != "" {
@@ -58,7 +69,7 @@ func compact(obj runtime.Object, mesh bool) {
 			}
 		}
 		m.SetNamespace(Intern(m.GetNamespace()))
-		m.SetLabels(internMap(m.GetLabels()))
+		m.SetLabels(internMap(m.GetLabels(), values))
 	}
 	if t := typeMeta(obj); t != nil {
 		t.APIVersion, t.Kind = Intern(t.APIVersion), Intern(t.Kind)
@@ -71,8 +82,9 @@ func compact(obj runtime.Object, mesh bool) {
 			p.Name = Intern(p.Name)
 			p.Protocol = corev1.Protocol(Intern(string(p.Protocol)))
 		}
-		o.Spec.Selector = internMap(o.Spec.Selector)
-		if !mesh {
+		if mesh {
+			o.Spec.Selector = internMap(o.Spec.Selector, values)
+		} else {
 			o.Spec.Selector = nil
 		}
 	case *discoveryv1.EndpointSlice:
@@ -108,17 +120,20 @@ func Intern(s string) string {
 	return unique.Make(s).Value()
 }
 
-// internMap shares keys, and values short enough to repeat ("app": "web"
-// repeats; a hash rarely does).
-func internMap(m map[string]string) map[string]string {
+// internMap shares keys, and, if values is set, values short enough to
+// repeat ("app": "web" repeats; a hash rarely does).
+func internMap(m map[string]string, values bool) map[string]string {
 	for k, v := range m {
-		if len(v) <= 32 {
+		if values && len(v) <= MaxSharedValue {
 			v = Intern(v)
 		}
 		m[Intern(k)] = v // assigning an equal key stores the shared one
 	}
 	return m
 }
+
+// MaxSharedValue is the longest label or selector value that is shared.
+const MaxSharedValue = 32
 
 var yes, no = true, false
 

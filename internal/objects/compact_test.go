@@ -81,15 +81,23 @@ func TestCompactKeeps(t *testing.T) {
 	svc.UID, svc.ManagedFields = "1234", []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	svc.OwnerReferences = []metav1.OwnerReference{{Kind: "Deployment", Name: "web"}}
 	svc.Annotations[corev1.LastAppliedConfigAnnotation] = "{...}"
-	withoutMesh := svc.DeepCopy()
+	withoutMesh, shared, sharedWithoutMesh := svc.DeepCopy(), svc.DeepCopy(), svc.DeepCopy()
 	objects.Compact(svc)
 	if diff := cmp.Diff(wantSvc, svc); diff != "" {
 		t.Errorf("Compact(Service) (-want +got):\n%s", diff)
 	}
+	objects.CompactShared(shared, true)
+	if diff := cmp.Diff(wantSvc, shared); diff != "" {
+		t.Errorf("CompactShared(Service, mesh) (-want +got):\n%s", diff)
+	}
 	objects.CompactWithoutMesh(withoutMesh)
+	objects.CompactShared(sharedWithoutMesh, false)
 	wantSvc.Spec.Selector = nil
 	if diff := cmp.Diff(wantSvc, withoutMesh); diff != "" {
 		t.Errorf("CompactWithoutMesh(Service) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSvc, sharedWithoutMesh); diff != "" {
+		t.Errorf("CompactShared(Service, no mesh) (-want +got):\n%s", diff)
 	}
 
 	ep := discoveryv1.Endpoint{
@@ -112,9 +120,14 @@ func TestCompactKeeps(t *testing.T) {
 	e.TargetRef, e.Hostname = &corev1.ObjectReference{Kind: "Pod", Name: "web-1"}, ptr.To("web-1")
 	e.Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "z1"}}}
 	e.DeprecatedTopology = map[string]string{"kubernetes.io/hostname": "node-1"}
+	sharedSlice := es.DeepCopy()
 	objects.Compact(es)
 	if diff := cmp.Diff(wantSlice, es); diff != "" {
 		t.Errorf("Compact(EndpointSlice) (-want +got):\n%s", diff)
+	}
+	objects.CompactShared(sharedSlice, true)
+	if diff := cmp.Diff(wantSlice, sharedSlice); diff != "" {
+		t.Errorf("CompactShared(EndpointSlice) (-want +got):\n%s", diff)
 	}
 }
 
