@@ -42,7 +42,7 @@ metadata: {name: web-b, namespace: shop, labels: {kubernetes.io/service-name: we
 addressType: IPv4
 endpoints: [{addresses: [10.0.0.2], zone: zone-a, conditions: {ready: true}}]
 `
-	objs, problems := decodeFile("c.yaml", []byte(manifests), objects.Compact)
+	objs, problems := decodeFile("c.yaml", []byte(manifests), newOptions(nil).compact())
 	if len(problems) > 0 || len(objs) != 3 {
 		t.Fatalf("%d objects, problems %v", len(objs), problems)
 	}
@@ -55,6 +55,9 @@ endpoints: [{addresses: [10.0.0.2], zone: zone-a, conditions: {ready: true}}]
 	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
 	if !same(*a.Endpoints[0].Zone, *b.Endpoints[0].Zone) || !same(a.Namespace, b.Namespace) || !same(a.APIVersion, b.APIVersion) {
 		t.Error("zone, namespace and apiVersion are not shared between the slices")
+	}
+	if !same(a.Labels[discoveryv1.LabelServiceName], b.Labels[discoveryv1.LabelServiceName]) {
+		t.Error("the Service's name is not shared between its slices' labels")
 	}
 	if a.Endpoints[0].Conditions.Ready != b.Endpoints[0].Conditions.Ready || !*a.Endpoints[0].Conditions.Ready {
 		t.Error("ready condition is not one shared true")
@@ -124,5 +127,33 @@ spec: {selector: {app: web}, ports: [{port: %d}]}
 	}
 	if sel := selector(changes[0].Object); sel != nil {
 		t.Errorf("re-read without the mesh: selector %v, want none", sel)
+	}
+}
+
+// TestSelectorSharesLabel requires a Service's selector and its slice's
+// label, read by the hand decoder from one file, to hold one copy of the
+// Service's name: objects.CompactShared leaves that sharing to the decoder.
+func TestSelectorSharesLabel(t *testing.T) {
+	const manifests = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {app: web-0123}
+  ports: [{name: http, port: 80}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-a, namespace: shop, labels: {kubernetes.io/service-name: web-0123}}
+addressType: IPv4
+endpoints: [{addresses: [10.0.0.1], conditions: {ready: true}}]
+`
+	objs, problems := decodeFile("c.yaml", []byte(manifests), newOptions(nil).compact())
+	if len(problems) > 0 || len(objs) != 2 {
+		t.Fatalf("%d objects, problems %v", len(objs), problems)
+	}
+	sel := objs[0].obj.(*corev1.Service).Spec.Selector["app"]
+	label := objs[1].obj.(*discoveryv1.EndpointSlice).Labels[discoveryv1.LabelServiceName]
+	if sel != "web-0123" || unsafe.StringData(sel) != unsafe.StringData(label) {
+		t.Errorf("selector %q and label %q are not one string", sel, label)
 	}
 }

@@ -86,11 +86,11 @@ type decoded struct {
 }
 
 // decodeFile decodes every document of a file, making each object smaller
-// with compact (objects.Compact or CompactWithoutMesh) before keeping it.
+// with compact (objects.Compact, CompactWithoutMesh or CompactShared) before keeping it.
 // file is only used to name the file in problems. It never panics and
 // never fails as a whole: what cannot be read becomes a Problem and the
 // rest is returned.
-func decodeFile(file string, data []byte, compact func(runtime.Object)) ([]decoded, []Problem) {
+func decodeFile(file string, data []byte, compact compactor) ([]decoded, []Problem) {
 	docs := splitDocuments(data)
 	workers := min(goruntime.GOMAXPROCS(0), len(docs))
 	if len(data) < parallelFileSize || workers <= 1 {
@@ -110,7 +110,7 @@ func decodeFile(file string, data []byte, compact func(runtime.Object)) ([]decod
 // large file would otherwise be read on one.
 const parallelFileSize = 1 << 20
 
-func decodeDocs(file string, docs []document, compact func(runtime.Object)) ([]decoded, []Problem) {
+func decodeDocs(file string, docs []document, compact compactor) ([]decoded, []Problem) {
 	d := fileDecoder{file: file, compact: compact}
 	for _, doc := range docs {
 		d.document(doc)
@@ -162,7 +162,7 @@ func parallel(n int, f func(i int)) {
 
 type fileDecoder struct {
 	file     string
-	compact  func(runtime.Object)
+	compact  compactor
 	objs     []decoded
 	problems []Problem
 
@@ -229,7 +229,7 @@ func (d *fileDecoder) top(line int, apiVersion, kind string, seen int, data []by
 		return
 	}
 	if obj, ok := decodeTyped(gvk, data, &d.typedState); ok {
-		d.typed(line, "", obj)
+		d.typed(line, "", obj, true)
 		return
 	}
 	obj, err := scheme.New(gvk)
@@ -243,7 +243,7 @@ func (d *fileDecoder) top(line int, apiVersion, kind string, seen int, data []by
 		d.problem(line, h, Error, decodeMessage(err, h))
 		return
 	}
-	d.typed(line, "", obj)
+	d.typed(line, "", obj, false)
 }
 
 // decodeStrict decodes JSON into obj, refusing unknown and repeated
@@ -321,16 +321,17 @@ func (d *fileDecoder) object(line int, prefix string, data []byte, depth int) {
 			return
 		}
 		for i, item := range items {
-			d.typed(line, fmt.Sprintf("%sitems[%d]: ", prefix, i), item)
+			d.typed(line, fmt.Sprintf("%sitems[%d]: ", prefix, i), item, false)
 		}
 		return
 	}
-	d.typed(line, prefix, obj)
+	d.typed(line, prefix, obj, false)
 }
 
 // typed checks and completes one decoded object the way the API server
 // would: default namespace, Secret stringData, valid names and fields.
-func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
+// shared says that the hand decoder read it (see compactor).
+func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object, shared bool) {
 	gvks, _, err := scheme.ObjectKinds(obj)
 	if err != nil || len(gvks) == 0 {
 		d.problem(line, head{}, Error, prefix+fmt.Sprintf("decoded an unregistered %T", obj))
@@ -369,7 +370,7 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object) {
 		d.problem(line, h, Error, prefix+msg)
 		return
 	}
-	d.compact(obj)
+	d.compact(obj, shared)
 	d.objs = append(d.objs, decoded{key: key, obj: obj, line: line})
 }
 

@@ -174,7 +174,7 @@ metadata:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, problems := decodeFile("f.yaml", []byte(tt.input), objects.Compact)
+			objs, problems := decodeFile("f.yaml", []byte(tt.input), newOptions(nil).compact())
 			if len(problems) != 0 {
 				t.Fatalf("problems: %v", problems)
 			}
@@ -356,7 +356,7 @@ items:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, problems := decodeFile("f.yaml", []byte(tt.input), objects.Compact)
+			objs, problems := decodeFile("f.yaml", []byte(tt.input), newOptions(nil).compact())
 			if got := keysOf(objs); !equalKeys(got, tt.wantKeys) {
 				t.Errorf("keys = %v, want %v", got, tt.wantKeys)
 			}
@@ -413,7 +413,7 @@ apiVersion: v1
 kind: Node
 metadata: {name: node-1, namespace: ignored}
 `
-	objs, problems := decodeFile("f.yaml", []byte(input), objects.Compact)
+	objs, problems := decodeFile("f.yaml", []byte(input), newOptions(nil).compact())
 	if len(problems) != 0 || len(objs) != 2 {
 		t.Fatalf("objs %v, problems %v", keysOf(objs), problems)
 	}
@@ -506,8 +506,8 @@ func TestDecodeLargeFileInParallel(t *testing.T) {
 		}
 	}
 	data := []byte(b.String())
-	objs, problems := decodeFile("big.yaml", data, objects.Compact)
-	wantObjs, wantProblems := decodeDocs("big.yaml", splitDocuments(data), objects.Compact)
+	objs, problems := decodeFile("big.yaml", data, newOptions(nil).compact())
+	wantObjs, wantProblems := decodeDocs("big.yaml", splitDocuments(data), newOptions(nil).compact())
 	if len(objs) != len(wantObjs) || len(objs) < 1000 {
 		t.Fatalf("%d objects, in turn %d", len(objs), len(wantObjs))
 	}

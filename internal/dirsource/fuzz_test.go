@@ -16,7 +16,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(goodBefore + "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: ns}\n" +
 		"addressType: IPv6\nendpoints: [{addresses: [\"2001:db8::1\"], nodeName: n1}]\nports: [{name: http, port: 8080}]\n" + goodAfter))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, problems := decodeFile("fuzz.yaml", data, objects.Compact)
+		objs, problems := decodeFile("fuzz.yaml", data, newOptions(nil).compact())
 		for _, d := range objs {
 			k, err := objects.KeyOf(d.obj)
 			if err != nil {

@@ -51,15 +51,25 @@ func KeepAll() Option {
 	return func(o *options) { o.keepAll = true }
 }
 
+// compactor makes an object smaller as it is read; shared says that its
+// decoder shared its label and selector values among the file's objects.
+type compactor func(obj runtime.Object, shared bool)
+
 // compact is what makes an object smaller as it is read.
-func (o options) compact() func(runtime.Object) {
-	switch {
-	case o.keepAll:
-		return func(runtime.Object) {}
-	case o.mesh:
-		return objects.Compact
-	default:
-		return objects.CompactWithoutMesh
+func (o options) compact() compactor {
+	if o.keepAll {
+		return func(runtime.Object, bool) {}
+	}
+	full := objects.CompactWithoutMesh
+	if o.mesh {
+		full = objects.Compact
+	}
+	return func(obj runtime.Object, shared bool) {
+		if shared {
+			objects.CompactShared(obj, o.mesh)
+		} else {
+			full(obj)
+		}
 	}
 }
 

@@ -40,7 +40,7 @@ type fileState struct {
 type tree struct {
 	root    string
 	maxSize int64
-	compact func(runtime.Object) // applied to every object read
+	compact compactor // applied to every object read
 
 	files map[string]*fileState          // by path relative to root
 	defs  map[objects.Key][]*entry       // definitions in path, then document, order

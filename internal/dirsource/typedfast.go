@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // The strict JSON decode (sigs.k8s.io/json) was half of a directory read:
@@ -333,12 +334,21 @@ func (r *jsonReader) literal(word string) bool {
 }
 
 // stringMap reads an object of strings into *m, made if nil, as the strict
-// decoder fills a map.
+// decoder fills a map. Short values are shared among the file's objects,
+// which objects.CompactShared counts on.
 func (r *jsonReader) stringMap(m *map[string]string) {
 	if *m == nil {
 		*m = map[string]string{}
 	}
-	r.object(func(k string) { (*m)[r.st.intern(k)] = r.str() })
+	r.object(func(k string) { (*m)[r.st.intern(k)] = r.mapValue() })
+}
+
+func (r *jsonReader) mapValue() string {
+	b := r.text()
+	if len(b) > objects.MaxSharedValue || !r.ok {
+		return string(b)
+	}
+	return r.st.intern(bytesString(b))
 }
 
 // stringList reads an array of strings; an empty one is an empty slice, not

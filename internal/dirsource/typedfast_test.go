@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 )
 
@@ -255,9 +254,9 @@ func TestTypedFastYAML(t *testing.T) {
 // with the fast typed decode turned off.
 func checkAgainstStrict(t *testing.T, data []byte) {
 	t.Helper()
-	gotObjs, gotProblems := decodeFile("f.yaml", data, objects.Compact)
+	gotObjs, gotProblems := decodeFile("f.yaml", data, newOptions(nil).compact())
 	typedFastOff = true
-	wantObjs, wantProblems := decodeFile("f.yaml", data, objects.Compact)
+	wantObjs, wantProblems := decodeFile("f.yaml", data, newOptions(nil).compact())
 	typedFastOff = false
 	if !reflect.DeepEqual(gotProblems, wantProblems) {
 		t.Errorf("problems:\nfast   %v\nstrict %v", gotProblems, wantProblems)

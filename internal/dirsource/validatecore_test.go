@@ -150,7 +150,7 @@ func TestValidateCoreKinds(t *testing.T) {
 	wantKeys := []objects.Key{key(objects.KindService, "shop", "before"), key(objects.KindSecret, "shop", "after")}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, problems := decodeFile("core.yaml", []byte(goodBefore+tt.input+goodAfter), objects.Compact)
+			objs, problems := decodeFile("core.yaml", []byte(goodBefore+tt.input+goodAfter), newOptions(nil).compact())
 			if got := keysOf(objs); !slices.Equal(got, wantKeys) {
 				t.Errorf("loaded %v, want only the valid documents %v", got, wantKeys)
 			}
