@@ -1,87 +1,119 @@
 package incremental
 
 import (
+	"hash/maphash"
+	"slices"
+
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
-// depIndex maps an object key to the units that read it. Most keys have
-// one reader; a shared certificate or a delegation namespace may have
-// thousands, so readers are kept in a map once they are more than a few.
+// depIndex maps an object key to the units that read it.
+//
+// It is the engine's largest index (a key per object a root reads: about
+// 80,000 at 10,000 roots), so it holds a 64-bit hash of each key rather
+// than the key, 40 bytes of strings' headers, and most keys, which have
+// one reader, hold that reader in the map itself. A lookup checks the
+// candidates' own sorted keys (depsOf), so a hash two keys share only
+// lists a unit under both, and never reports a unit that did not read
+// the key.
 type depIndex struct {
-	m map[objects.Key]*readers
-	// block holds the readers the first build will need (presize), taken
-	// one by one instead of allocated: a build adds a key per object.
-	block []readers
+	seed maphash.Seed
+	// one holds the hashes read by a single unit, many those read by
+	// more (a shared certificate or a delegation namespace may have
+	// thousands); a hash is in one of the two at most.
+	one  map[uint64]unit
+	many map[uint64]*readers
+	// depsOf returns the keys a unit was indexed under, sorted by
+	// objects.Key.Compare (its result's Deps).
+	depsOf func(unit) []objects.Key
 }
 
 // unit is a root or an ExtensionService, as a reader of keys.
 type unit any
 
+// readers are the units of one hash, with repeats: two keys of a unit
+// that hash alike list it twice, and removing one key removes one.
 type readers struct {
 	few  []unit
-	many map[unit]struct{}
-	// first backs few until a second reader: most keys never have one,
-	// and a build adds a key per object.
-	first [1]unit
+	many map[unit]int
 }
 
-// manyReaders is when a key's readers move from a slice to a map.
+// manyReaders is when a hash's readers move from a slice to a map.
 const manyReaders = 16
 
-func newDepIndex() *depIndex { return &depIndex{m: map[objects.Key]*readers{}} }
-
-// presize makes the index's map and readers for n keys.
-func (d *depIndex) presize(n int) {
-	d.m = make(map[objects.Key]*readers, n)
-	d.block = make([]readers, n)
+func newDepIndex(depsOf func(unit) []objects.Key) *depIndex {
+	return &depIndex{seed: maphash.MakeSeed(), one: map[uint64]unit{}, many: map[uint64]*readers{}, depsOf: depsOf}
 }
 
-func (d *depIndex) newReaders() *readers {
-	if len(d.block) == 0 {
-		return &readers{}
-	}
-	r := &d.block[0]
-	d.block = d.block[1:]
-	return r
+// presize makes the index's map for n keys.
+func (d *depIndex) presize(n int) { d.one = make(map[uint64]unit, n) }
+
+func (d *depIndex) hash(k objects.Key) uint64 {
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	_ = h.WriteByte(byte(k.Kind))
+	_, _ = h.WriteString(k.Namespace)
+	_ = h.WriteByte(0)
+	_, _ = h.WriteString(k.Name)
+	return h.Sum64()
 }
 
 func (d *depIndex) add(u unit, keys []objects.Key) {
 	for _, k := range keys {
-		r := d.m[k]
-		if r == nil {
-			r = d.newReaders()
-			r.few = r.first[:0]
-			d.m[k] = r
+		h := d.hash(k)
+		if r := d.many[h]; r != nil {
+			r.add(u)
+			continue
 		}
-		switch {
-		case r.many != nil:
-			r.many[u] = struct{}{}
-		case len(r.few) < manyReaders:
-			r.few = append(r.few, u)
-		default:
-			r.many = make(map[unit]struct{}, 2*manyReaders)
-			for _, x := range r.few {
-				r.many[x] = struct{}{}
-			}
-			r.many[u] = struct{}{}
-			r.few = nil
+		if first, ok := d.one[h]; ok {
+			delete(d.one, h)
+			r := &readers{few: []unit{first}}
+			r.add(u)
+			d.many[h] = r
+			continue
 		}
+		d.one[h] = u
+	}
+}
+
+func (r *readers) add(u unit) {
+	switch {
+	case r.many != nil:
+		r.many[u]++
+	case len(r.few) < manyReaders:
+		r.few = append(r.few, u)
+	default:
+		r.many = make(map[unit]int, 2*manyReaders)
+		for _, x := range r.few {
+			r.many[x]++
+		}
+		r.many[u]++
+		r.few = nil
 	}
 }
 
 func (d *depIndex) remove(u unit, keys []objects.Key) {
 	for _, k := range keys {
-		r := d.m[k]
+		h := d.hash(k)
+		if x, ok := d.one[h]; ok {
+			if x == u {
+				delete(d.one, h)
+			}
+			continue
+		}
+		r := d.many[h]
 		if r == nil {
 			continue
 		}
 		if r.many != nil {
-			delete(r.many, u)
+			if r.many[u]--; r.many[u] <= 0 {
+				delete(r.many, u)
+			}
 		} else {
 			r.few = removeFirst(r.few, u)
 		}
 		if len(r.few) == 0 && len(r.many) == 0 {
-			delete(d.m, k)
+			delete(d.many, h)
 		}
 	}
 }
@@ -96,15 +128,29 @@ func (d *depIndex) each(k objects.Key, fn func(unit)) {
 	}
 }
 
+// eachExact calls fn once for every unit that read k.
 func (d *depIndex) eachExact(k objects.Key, fn func(unit)) {
-	r := d.m[k]
+	h := d.hash(k)
+	if u, ok := d.one[h]; ok {
+		d.ifRead(u, k, fn)
+		return
+	}
+	r := d.many[h]
 	if r == nil {
 		return
 	}
-	for _, u := range r.few {
-		fn(u)
+	for i, u := range r.few {
+		if !slices.Contains(r.few[:i], u) {
+			d.ifRead(u, k, fn)
+		}
 	}
 	for u := range r.many {
+		d.ifRead(u, k, fn)
+	}
+}
+
+func (d *depIndex) ifRead(u unit, k objects.Key, fn func(unit)) {
+	if _, found := slices.BinarySearchFunc(d.depsOf(u), k, objects.Key.Compare); found {
 		fn(u)
 	}
 }

@@ -134,9 +134,9 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 		snap:      snap,
 		exts:      dag.Extensions{},
 		extClaims: map[types.NamespacedName]*dnsClaim{},
-		extDeps:   newDepIndex(),
+		extDeps:   newDepIndex(nil),
 		roots:     map[types.NamespacedName]*rootUnit{},
-		rootDeps:  newDepIndex(),
+		rootDeps:  newDepIndex(func(u unit) []objects.Key { return u.(*rootUnit).res.Deps }),
 		claims:    newClaims(),
 		statuses:  newStatusTable(),
 		shared:    newSharedTables(),
@@ -149,6 +149,7 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 			e.targets[g][t] = map[string]*xdsres.Resource{}
 		}
 	}
+	e.extDeps.depsOf = func(u unit) []objects.Key { return e.exts[types.NamespacedName(u.(extUnit))].Deps }
 	for range workers() {
 		e.keyPairs = append(e.keyPairs, dag.NewKeyPairCache())
 	}
