@@ -19,6 +19,8 @@ type contribution struct {
 	// losing root contributes its own status and the DuplicateFQDN error.
 	winner bool
 	owner  types.NamespacedName
+	// statuses are the root's statuses (rootUnit.statuses) as added.
+	statuses []*dag.Status
 	dns    []*dnsClaim
 	// out is the translation a winner put into the build, which is what
 	// retracting it removes.
@@ -96,17 +98,17 @@ func (e *Engine) putOwnResources(r *rootUnit) {
 func (e *Engine) addRoot(r *rootUnit) {
 	res := r.res
 	winner, owner := e.claims.standing(r)
-	c := &contribution{res: res, winner: winner}
+	c := &contribution{res: res, winner: winner, statuses: r.statuses}
 	r.added = c
 	key := objects.NewKey(objects.KindHTTPProxy, r.nn)
 	if !winner {
 		c.owner = owner.nn
-		e.statuses.addPart(key, r, res.Statuses[key])
+		e.statuses.addPart(key, r, statusOf(r.statuses, key))
 		e.statuses.lostFQDN[key] = dag.DuplicateFQDN(res.FQDN, c.owner)
 		return
 	}
-	for k, st := range res.Statuses {
-		e.statuses.addPart(k, r, st)
+	for _, st := range r.statuses {
+		e.statuses.addPart(st.Key, r, st)
 	}
 	for _, cl := range res.Clusters {
 		e.refCluster(cl)
@@ -126,6 +128,16 @@ func (e *Engine) addRoot(r *rootUnit) {
 	}
 }
 
+// statusOf is the status of k in list, nil when there is none.
+func statusOf(list []*dag.Status, k objects.Key) *dag.Status {
+	for _, st := range list {
+		if st.Key == k {
+			return st
+		}
+	}
+	return nil
+}
+
 // retractRoot takes back what a root contributed.
 func (e *Engine) retractRoot(r *rootUnit) {
 	c := r.added
@@ -140,8 +152,8 @@ func (e *Engine) retractRoot(r *rootUnit) {
 		return
 	}
 	res := c.res
-	for k := range res.Statuses {
-		e.statuses.removePart(k, r)
+	for _, st := range c.statuses {
+		e.statuses.removePart(st.Key, r)
 	}
 	for _, cl := range c.dns {
 		e.claims.removeDNS(cl)

@@ -20,6 +20,10 @@ type rootUnit struct {
 	added *contribution
 	// out is the translation of res, kept for as long as res is.
 	out *rootOutput
+	// statuses are res.Statuses as a list (res's map is dropped): a
+	// root's statuses are a map of one or two entries, and a map costs
+	// hundreds of bytes however few it holds.
+	statuses []*dag.Status
 }
 
 // extUnit names an ExtensionService as a reader of keys and as the source
@@ -80,7 +84,7 @@ func (e *Engine) rebuildRoots() []*rootUnit {
 		if r.res != nil {
 			e.rootDeps.remove(r, r.res.Deps)
 		}
-		r.res = nil
+		r.res, r.statuses = nil, nil
 		out = append(out, r)
 	}
 	// Each root is built, and translated, from the snapshot alone: in
@@ -91,6 +95,7 @@ func (e *Engine) rebuildRoots() []*rootUnit {
 			opts := e.cfg.DAG
 			opts.KeyPairs = e.keyPairs[w]
 			r.res = dag.BuildRoot(e.snap, opts, p, e.exts)
+			r.statuses = statusList(r.res)
 			r.out = translateRoot(r.res, e.cfg.Translator, e.inspect())
 		}
 	})
@@ -105,4 +110,15 @@ func (e *Engine) indexRoots(rebuilt []*rootUnit) {
 			e.rootDeps.add(r, r.res.Deps)
 		}
 	}
+}
+
+// statusList takes a root result's statuses out of its map: each status
+// holds its own key.
+func statusList(res *dag.RootResult) []*dag.Status {
+	out := make([]*dag.Status, 0, len(res.Statuses))
+	for _, st := range res.Statuses {
+		out = append(out, st)
+	}
+	res.Statuses = nil
+	return out
 }
