@@ -21,7 +21,7 @@ type contribution struct {
 	owner  types.NamespacedName
 	// statuses are the root's statuses (rootUnit.statuses) as added.
 	statuses []*dag.Status
-	dns    []*dnsClaim
+	dns      []*dnsClaim
 	// out is the translation a winner put into the build, which is what
 	// retracting it removes.
 	out *rootOutput
