@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"unsafe"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -92,4 +94,41 @@ func sameBuild(t *testing.T, a, b *Engine) {
 			t.Errorf("%s: produced %v, then %v", st.Key, pa, pb)
 		}
 	}
+}
+
+// TestFirstBuildKeepsChainsOnce checks that after a first update every
+// secure host's filter chain, as the listener and its root keep it, is
+// the listener's own copy, and that a later update that changes every
+// object still gives what a full build gives.
+func TestFirstBuildKeepsChainsOnce(t *testing.T) {
+	set := testSet(t, 3)
+	snap := set.Snapshot()
+	keys := keysOfChanges(set.Changes())
+	cfg := Config{Translator: translator.DefaultOptions()}
+	e := New(snap, cfg)
+	if _, err := e.Update(Changes{Objects: keys}); err != nil {
+		t.Fatal(err)
+	}
+	lis := e.Targets(xdsres.GroupEnvoy)[resource.ListenerType][translator.HTTPSListenerName]
+	if lis == nil || len(e.https.order) == 0 {
+		t.Fatal("the set has no secure host")
+	}
+	within := func(b []byte) bool {
+		v := lis.Any.Value
+		start, end := uintptr(unsafe.Pointer(unsafe.SliceData(v))), uintptr(unsafe.Pointer(unsafe.SliceData(v)))+uintptr(len(v))
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		return len(b) > 0 && p >= start && p+uintptr(len(b)) <= end
+	}
+	for _, fqdn := range e.https.order {
+		if c := e.https.chains[fqdn]; !within(c) {
+			t.Errorf("%s: the listener keeps a chain of its own", fqdn)
+		}
+		if out := e.claims.fqdn[fqdn][0].added.out; !within(out.chain) {
+			t.Errorf("%s: the root keeps a chain of its own", fqdn)
+		}
+	}
+	if _, err := e.Update(Changes{Objects: keys}); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, e, snap, cfg, "second update")
 }
