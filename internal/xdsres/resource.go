@@ -12,6 +12,7 @@ package xdsres
 import (
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"google.golang.org/protobuf/proto"
@@ -116,20 +117,18 @@ func Encode(m proto.Message) (*Resource, error) { return NewResource(m) }
 // encoding (which must be what Marshal gives for the message) and knows
 // the resource's name and type URL.
 func NewCompactResource(name, typeURL string, b []byte) *Resource {
-	// One allocation for the resource and its Any, 128 bytes: a build
-	// makes one per resource served, 150,000 at 10,000 roots.
+	// One allocation for the resource, its Any and its version's digits,
+	// 160 bytes: a build makes one per resource served, 150,000 at
+	// 10,000 roots, and a version of its own would be one more each.
 	blk := &struct {
-		r   Resource
-		any anypb.Any
+		r       Resource
+		any     anypb.Any
+		version [16]byte
 	}{}
 	blk.any.TypeUrl, blk.any.Value = typeURL, b
-	blk.r.Name, blk.r.Version, blk.r.Any = name, contentVersion(b), &blk.any
+	v := strconv.AppendUint(blk.version[:0], xxhash.Sum64(b), 16)
+	blk.r.Name, blk.r.Version, blk.r.Any = name, unsafe.String(unsafe.SliceData(v), len(v)), &blk.any
 	return &blk.r
-}
-
-// contentVersion is the version of a resource with the given encoding.
-func contentVersion(b []byte) string {
-	return strconv.FormatUint(xxhash.Sum64(b), 16)
 }
 
 // TypeURL returns the xDS type URL of a message. The types served are

@@ -1,7 +1,10 @@
 package xdsres
 
 import (
+	"strconv"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 
 	envoy_config_cluster_v3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -45,5 +48,25 @@ func TestCompactResource(t *testing.T) {
 	}
 	if raw := NewCompactResource("a", full.Any.TypeUrl, full.Any.Value); raw.Version != full.Version || !proto.Equal(raw.Decoded(), m) {
 		t.Fatal("a compact resource from its encoding differs")
+	}
+}
+
+// TestVersionIsContentHash checks that a resource's version is the hex of
+// its encoding's xxhash, short hashes included, and that each resource
+// keeps its own.
+func TestVersionIsContentHash(t *testing.T) {
+	var made []*Resource
+	for i := range 2000 {
+		b := []byte(strconv.Itoa(i))
+		r := NewCompactResource("n", "t", b)
+		if want := strconv.FormatUint(xxhash.Sum64(b), 16); r.Version != want {
+			t.Fatalf("version of %q = %s, want %s", b, r.Version, want)
+		}
+		made = append(made, r)
+	}
+	for i, r := range made {
+		if want := strconv.FormatUint(xxhash.Sum64([]byte(strconv.Itoa(i))), 16); r.Version != want {
+			t.Fatalf("version of resource %d changed to %s, want %s", i, r.Version, want)
+		}
 	}
 }
