@@ -44,11 +44,10 @@ type Config struct {
 	// full builds (see Engine.Degraded).
 	Log *slog.Logger
 	// Inspect, when set, is called on the resources the first update's
-	// parallel phases encode, with the message each was encoded from,
-	// and what it returns is kept in the resource
-	// (xdsres.Resource.Inspected): the pipeline's gate checks each
-	// resource there, on every core, rather than decoding it again. It is
-	// called concurrently.
+	// parallel phases encode, with the message each was encoded from:
+	// the pipeline's gate checks each resource there, on every core,
+	// rather than decoding it again, and keeps what it found for its
+	// pass (pipeline.Gate.record). It is called concurrently.
 	Inspect InspectFunc
 }
 

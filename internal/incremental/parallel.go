@@ -60,15 +60,15 @@ func encode(m proto.Message) encoded {
 	return encoded{r, err}
 }
 
-// InspectFunc is what Config.Inspect holds: what it returns for the
-// message m that r was encoded from is kept in r.Inspected.
-type InspectFunc func(m proto.Message, r *xdsres.Resource) any
+// InspectFunc is what Config.Inspect holds: it is called with each
+// resource r and the message m it was encoded from.
+type InspectFunc func(m proto.Message, r *xdsres.Resource)
 
 // encodeInspected is encode followed by Config.Inspect, when set.
 func encodeInspected(m proto.Message, inspect InspectFunc) encoded {
 	enc := encode(m)
 	if inspect != nil && enc.res != nil {
-		enc.res.Inspected = inspect(m, enc.res)
+		inspect(m, enc.res)
 	}
 	return enc
 }

@@ -76,6 +76,11 @@ type Gate struct {
 	// Begin to End only: after a full build it holds an entry and the
 	// references of every resource served.
 	inspected map[*xdsres.Resource]inspection
+	// early are the inspections the engine made as it encoded its first
+	// update (record), which the build's first Pass takes as inspected;
+	// earlyMu guards it while the engine's phases record.
+	earlyMu sync.Mutex
+	early   map[*xdsres.Resource]inspection
 }
 
 type inspection struct {
@@ -106,7 +111,7 @@ func (gt *Gate) Begin() { gt.inspected = nil }
 
 // End ends a build: what it inspected is forgotten, so that the memory it
 // takes is not kept between builds.
-func (gt *Gate) End() { gt.inspected = nil }
+func (gt *Gate) End() { gt.inspected, gt.early = nil, nil }
 
 // Pass gates one group's build: target is the build's resources and
 // changes what changed in them, or all when everything is new. It returns
@@ -245,6 +250,9 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 		inspection
 	}
 	if gt.inspected == nil {
+		gt.inspected, gt.early = gt.early, nil
+	}
+	if gt.inspected == nil {
 		gt.inspected = make(map[*xdsres.Resource]inspection, len(examine))
 	}
 	// What is inspected already is decided at once: each resource's
@@ -264,11 +272,6 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 		case failed && rj.res == cand:
 		default:
 			in, ok := gt.inspected[cand]
-			if !ok {
-				if in, ok = precomputed(cand); ok {
-					gt.inspected[cand] = in
-				}
-			}
 			if !ok {
 				jobs = append(jobs, job{tn: tn, cand: cand})
 				continue

@@ -62,11 +62,12 @@ func BenchmarkGatePass(b *testing.B) {
 	for b.Loop() {
 		i++
 		b.StopTimer()
+		gt := NewGate()
+		gt.early = make(map[*xdsres.Resource]inspection, len(made))
 		for r, in := range made {
-			r.Inspected = in
+			gt.early[r] = *in
 		}
 		b.StartTimer()
-		gt := NewGate()
 		gt.Begin()
 		for _, g := range groups {
 			gt.Pass(g.name, p.engine.Targets(g.name), nil, true)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -43,15 +44,18 @@ func TestInspectionAsEncodedIsTheGates(t *testing.T) {
 	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
 	var mu sync.Mutex
 	made := map[*xdsres.Resource]*inspection{}
-	p.engine = incremental.New(p.snap, incremental.Config{Translator: translator.DefaultOptions(), Inspect: func(m proto.Message, r *xdsres.Resource) any {
+	p.engine = incremental.New(p.snap, incremental.Config{Translator: translator.DefaultOptions(), Inspect: func(m proto.Message, r *xdsres.Resource) {
 		in := inspectEncoded(m, r)
 		mu.Lock()
-		defer mu.Unlock()
-		made[r], _ = in.(*inspection)
-		return in
+		made[r] = in
+		mu.Unlock()
+		p.gate.record(m, r)
 	}})
 	if _, err := p.Apply(set.Changes()); err != nil {
 		t.Fatal(err)
+	}
+	if p.gate.early != nil || p.gate.inspected != nil {
+		t.Errorf("the gate keeps %d inspections made as resources were encoded, and %d of its own, after the build", len(p.gate.early), len(p.gate.inspected))
 	}
 	distinct := map[*xdsres.Resource]bool{}
 	missing := map[string]int{}
@@ -64,9 +68,6 @@ func TestInspectionAsEncodedIsTheGates(t *testing.T) {
 			}
 			for name, r := range byName {
 				distinct[r] = true
-				if r.Inspected != nil {
-					t.Errorf("%s %s %q: the gate left its inspection in the resource", g.name, kindName(typ), name)
-				}
 				got, ok := made[r]
 				if !ok {
 					missing[kindName(typ)]++
@@ -103,14 +104,15 @@ func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 			ConnectTimeout:       durationpb.New(time.Duration(timeout) * time.Second),
 		}
 	}
+	gt := NewGate()
 	enc := func(m *envoy_config_cluster_v3.Cluster, inspected bool) *xdsres.Resource {
 		r, err := xdsres.Encode(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if inspected {
-			r.Inspected = inspectEncoded(m, r)
-			if r.Inspected == nil {
+			gt.record(m, r)
+			if _, ok := gt.early[r]; !ok {
 				t.Fatal("no inspection of a cluster that decodes")
 			}
 		}
@@ -135,7 +137,6 @@ func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 		"valid": enc(cluster("valid", 1), true),
 		"utf8":  broken,
 	}}
-	gt := NewGate()
 	gt.Begin()
 	served, _, fresh := gt.Pass(xdsres.GroupEnvoy, target, nil, true)
 	gt.End()
@@ -151,6 +152,37 @@ func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 	}
 	if want := `Cluster "utf8" does not decode`; errs["utf8"] != want {
 		t.Fatalf("the cluster that is not UTF-8 must be withheld as %q, got %q", want, errs["utf8"])
+	}
+}
+
+// TestGateTakesRecordedInspections records, for a valid cluster, an
+// inspection that says it is not, and checks that the gate's pass goes by
+// what was recorded (it does not inspect the cluster again), and that the
+// recorded inspections are forgotten when the build ends.
+func TestGateTakesRecordedInspections(t *testing.T) {
+	m := &envoy_config_cluster_v3.Cluster{
+		Name:                 "c",
+		ClusterDiscoveryType: &envoy_config_cluster_v3.Cluster_Type{Type: envoy_config_cluster_v3.Cluster_STATIC},
+		ConnectTimeout:       durationpb.New(time.Second),
+	}
+	r, err := xdsres.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gt := NewGate()
+	gt.record(m, r)
+	if in, ok := gt.early[r]; !ok || in.err != nil {
+		t.Fatalf("recorded %v, %v for a valid cluster", in, ok)
+	}
+	gt.early[r] = inspection{err: errors.New("as recorded")}
+	gt.Begin()
+	_, _, fresh := gt.Pass(xdsres.GroupEnvoy, incremental.Targets{resource.ClusterType: {"c": r}}, nil, true)
+	gt.End()
+	if len(fresh) != 1 || errText(fresh[0].Err) != "as recorded" {
+		t.Fatalf("withheld %v, want the cluster withheld as recorded", fresh)
+	}
+	if gt.early != nil || gt.inspected != nil {
+		t.Error("the gate keeps inspections after the build")
 	}
 }
 

@@ -85,11 +85,12 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 		cfg.Now = time.Now
 	}
 	snap := objects.NewSnapshot()
+	gate := NewGate()
 	p := &Pipeline{
 		cfg: cfg, cache: c, snap: snap,
-		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log, Inspect: inspectEncoded}),
+		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log, Inspect: gate.record}),
 		stagers: map[xdsres.Group]*stager{},
-		gate:    NewGate(),
+		gate:    gate,
 	}
 	for _, g := range groups {
 		p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
@@ -126,6 +127,11 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 		}
 	}
 	res := Result{Full: !p.built || !endpointsOnly}
+	if !p.built {
+		// The first build makes about a resource per object, each
+		// inspected as it is encoded.
+		p.gate.expect(len(changes))
+	}
 	delta, err := p.engine.Update(ch)
 	p.built = true
 	if delta != nil {
