@@ -307,7 +307,7 @@ func (m *Mutator) sliceChange() *objects.Change {
 	if m.rng.Intn(6) == 0 {
 		return del(objects.KindEndpointSlice, nn)
 	}
-	es := m.snap.EndpointSlices[nn].DeepCopy()
+	es := m.snap.EndpointSlices[nn].Kubernetes()
 	switch m.rng.Intn(4) {
 	case 0: // moves to another Service
 		if len(m.snap.Services) == 0 {
