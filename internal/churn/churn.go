@@ -273,7 +273,7 @@ func (m *Mutator) serviceChange() *objects.Change {
 			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 		})
 	}
-	s := m.snap.Services[nn].DeepCopy()
+	s := m.snap.Services[nn].Kubernetes()
 	switch {
 	case m.rng.Intn(2) == 1:
 		s.Annotations = map[string]string{objects.DrainAnnotation: "true"}

@@ -110,7 +110,7 @@ spec:
 			input: serviceYAML,
 			want:  key(objects.KindService, "shop", "web"),
 			check: func(t *testing.T, obj any) {
-				if s := obj.(*corev1.Service); s.Spec.Ports[0].Port != 80 {
+				if s := obj.(*objects.Service); s.Spec.Ports[0].Port != 80 {
 					t.Errorf("spec not decoded: %+v", s.Spec)
 				}
 			},

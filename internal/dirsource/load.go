@@ -57,9 +57,10 @@ func KeepAll() Option {
 // values among the file's objects.
 type compactor func(obj runtime.Object, shared bool) runtime.Object
 
-// compact is what makes an object smaller as it is read. An EndpointSlice
-// is kept in the form a snapshot holds it (objects.CompactSlice), so that
-// no Kubernetes copy of it stays behind in the tree.
+// compact is what makes an object smaller as it is read. Services and
+// EndpointSlices are kept in the form a snapshot holds them
+// (objects.Held), so that no Kubernetes copy of them stays behind in the
+// tree.
 func (o options) compact() compactor {
 	if o.keepAll {
 		return func(obj runtime.Object, _ bool) runtime.Object { return obj }
@@ -77,7 +78,7 @@ func (o options) compact() compactor {
 		} else {
 			full(obj)
 		}
-		return obj
+		return objects.Held(obj)
 	}
 }
 

@@ -65,7 +65,7 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 				s.indexDelegation(d)
 			}
 		}},
-		{len(byKind[KindService]), func() { s.Services = fill[*corev1.Service](byKind[KindService]) }},
+		{len(byKind[KindService]), func() { s.Services = fill[*Service](byKind[KindService]) }},
 		{len(byKind[KindEndpointSlice]), func() {
 			s.EndpointSlices = fill[*EndpointSlice](byKind[KindEndpointSlice])
 		}},
@@ -126,7 +126,7 @@ func listByKind(objs []runtime.Object) (byKind [KindPod + 1][]keyed, known bool,
 	}
 	for _, obj := range objs {
 		key, _ := KeyOf(obj) // every type was read above
-		byKind[key.Kind] = append(byKind[key.Kind], keyed{key.NamespacedName(), held(obj)})
+		byKind[key.Kind] = append(byKind[key.Kind], keyed{key.NamespacedName(), Held(obj)})
 	}
 	return byKind, true, nil
 }

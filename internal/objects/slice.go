@@ -173,15 +173,8 @@ func clonePtr[T any](p *T) *T {
 
 // GetObjectKind reports discovery.k8s.io/v1 EndpointSlice, which every
 // slice is: it holds no TypeMeta of its own.
-func (*EndpointSlice) GetObjectKind() schema.ObjectKind { return sliceKind{} }
-
-// sliceKind is an EndpointSlice's fixed apiVersion and kind.
-type sliceKind struct{}
-
-func (sliceKind) SetGroupVersionKind(schema.GroupVersionKind) {}
-
-func (sliceKind) GroupVersionKind() schema.GroupVersionKind {
-	return discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")
+func (*EndpointSlice) GetObjectKind() schema.ObjectKind {
+	return fixedKind(discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"))
 }
 
 // DeepCopyObject copies the slice; what it shares stays shared.

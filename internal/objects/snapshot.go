@@ -29,7 +29,7 @@ type Snapshot struct {
 	HTTPProxies       map[types.NamespacedName]*switchyardv1.HTTPProxy
 	ExtensionServices map[types.NamespacedName]*switchyardv1alpha1.ExtensionService
 	Delegations       map[types.NamespacedName]*switchyardv1.TLSCertificateDelegation
-	Services          map[types.NamespacedName]*corev1.Service
+	Services          map[types.NamespacedName]*Service
 	EndpointSlices    map[types.NamespacedName]*EndpointSlice
 	Secrets           map[types.NamespacedName]*corev1.Secret
 	Nodes             map[string]*corev1.Node
@@ -61,7 +61,7 @@ func NewSnapshot() *Snapshot {
 		HTTPProxies:       map[types.NamespacedName]*switchyardv1.HTTPProxy{},
 		ExtensionServices: map[types.NamespacedName]*switchyardv1alpha1.ExtensionService{},
 		Delegations:       map[types.NamespacedName]*switchyardv1.TLSCertificateDelegation{},
-		Services:          map[types.NamespacedName]*corev1.Service{},
+		Services:          map[types.NamespacedName]*Service{},
 		EndpointSlices:    map[types.NamespacedName]*EndpointSlice{},
 		Secrets:           map[types.NamespacedName]*corev1.Secret{},
 		Nodes:             map[string]*corev1.Node{},
@@ -87,6 +87,8 @@ func KeyOf(obj runtime.Object) (Key, error) {
 		return Key{KindTLSCertificateDelegation, o.Namespace, o.Name}, nil
 	case *corev1.Service:
 		return Key{KindService, o.Namespace, o.Name}, nil
+	case *Service:
+		return Key{KindService, o.Namespace, o.Name}, nil
 	case *discoveryv1.EndpointSlice:
 		return Key{KindEndpointSlice, o.Namespace, o.Name}, nil
 	case *EndpointSlice:
@@ -111,13 +113,14 @@ func KeyOf(obj runtime.Object) (Key, error) {
 }
 
 // Upsert adds or replaces an object and returns its key. A Kubernetes
-// EndpointSlice is held as an EndpointSlice of this package.
+// Service or EndpointSlice is held as a Service or EndpointSlice of this
+// package (Held).
 func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
 	key, err := KeyOf(obj)
 	if err != nil {
 		return key, err
 	}
-	obj = held(obj)
+	obj = Held(obj)
 	nn := key.NamespacedName()
 	switch o := obj.(type) {
 	case *switchyardv1.HTTPProxy:
@@ -127,7 +130,7 @@ func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
 	case *switchyardv1.TLSCertificateDelegation:
 		s.Delegations[nn] = o
 		s.indexDelegation(o)
-	case *corev1.Service:
+	case *Service:
 		s.Services[nn] = o
 	case *EndpointSlice:
 		s.removeSlice(nn)
@@ -217,10 +220,15 @@ func (s *Snapshot) Get(key Key) runtime.Object {
 	return obj
 }
 
-// held returns obj in the form a snapshot holds it.
-func held(obj runtime.Object) runtime.Object {
-	if es, ok := obj.(*discoveryv1.EndpointSlice); ok {
-		return CompactSlice(es)
+// Held returns obj in the form a snapshot holds it: a Kubernetes Service
+// or EndpointSlice as one of this package, which shares what it can of
+// obj (obj must not change after), anything else as it is.
+func Held(obj runtime.Object) runtime.Object {
+	switch o := obj.(type) {
+	case *corev1.Service:
+		return CompactService(o)
+	case *discoveryv1.EndpointSlice:
+		return CompactSlice(o)
 	}
 	return obj
 }

@@ -286,12 +286,14 @@ func benchLiveHeap(b *testing.B, cfg scalegen.Config) uint64 {
 		for i, o := range set.Objects {
 			// As the directory source holds them without --mesh (the
 			// set has no mesh): the generator's set keeps what a
-			// manifest has, and slices as a snapshot holds them.
+			// manifest has, and a snapshot holds Services and slices
+			// in forms of its own.
 			if es, ok := o.(*discoveryv1.EndpointSlice); ok {
 				set.Objects[i] = objects.CompactSlice(es)
 				continue
 			}
 			objects.CompactWithoutMesh(o)
+			set.Objects[i] = objects.Held(o)
 		}
 		changes := set.Changes()
 		set = nil

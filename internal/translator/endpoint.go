@@ -436,7 +436,7 @@ func AppendProblems(list, more []EndpointProblem) []EndpointProblem {
 // out of range) is skipped and reported when report is not nil; with
 // keepUnusable, a port above 65535 is passed on
 // (Options.KeepUnusableEndpoints).
-func backendSlices(b dag.Backend, svc *corev1.Service, sliced []*objects.EndpointSlice, report func(EndpointProblem), keepUnusable bool, use func(es *objects.EndpointSlice, port, healthPort int32)) {
+func backendSlices(b dag.Backend, svc *objects.Service, sliced []*objects.EndpointSlice, report func(EndpointProblem), keepUnusable bool, use func(es *objects.EndpointSlice, port, healthPort int32)) {
 	portName, ok := servicePortName(svc, b.Port)
 	if !ok {
 		return
@@ -593,7 +593,7 @@ func newHostPort(s string, port int32) hostPort {
 
 // servicePortName finds the name of the Service's TCP port with the given
 // number; EndpointSlices identify ports by that name, not by number.
-func servicePortName(svc *corev1.Service, port int32) (string, bool) {
+func servicePortName(svc *objects.Service, port int32) (string, bool) {
 	for _, sp := range svc.Spec.Ports {
 		if sp.Port == port && (sp.Protocol == "" || sp.Protocol == corev1.ProtocolTCP) {
 			return sp.Name, true
