@@ -273,7 +273,7 @@ func (m *Mutator) serviceChange() *objects.Change {
 			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 		})
 	}
-	s := m.snap.Services[nn].DeepCopy()
+	s := m.snap.Services[nn].Kubernetes()
 	switch {
 	case m.rng.Intn(2) == 1:
 		s.Annotations = map[string]string{objects.DrainAnnotation: "true"}
@@ -307,7 +307,7 @@ func (m *Mutator) sliceChange() *objects.Change {
 	if m.rng.Intn(6) == 0 {
 		return del(objects.KindEndpointSlice, nn)
 	}
-	es := m.snap.EndpointSlices[nn].DeepCopy()
+	es := m.snap.EndpointSlices[nn].Kubernetes()
 	switch m.rng.Intn(4) {
 	case 0: // moves to another Service
 		if len(m.snap.Services) == 0 {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // The Service annotations Switchyard reads, Contour's under switchyard.dev/.
@@ -21,7 +21,7 @@ var upstreamProtocols = []string{"h2", "h2c", "tls"}
 
 // annotation returns the value of switchyard.dev/<name>, or of Contour's
 // projectcontour.io/<name> (and that key, for the rename warning).
-func annotation(svc *corev1.Service, name string) (value, contourKey string, ok bool) {
+func annotation(svc *objects.Service, name string) (value, contourKey string, ok bool) {
 	if len(svc.Annotations) == 0 {
 		// Most Services have none: skip building the keys.
 		return "", "", false

@@ -80,7 +80,7 @@ func sortBackends(bs []Backend) {
 
 // serviceRef is a resolved reference to a Service port.
 type serviceRef struct {
-	Service *corev1.Service
+	Service *objects.Service
 	Port    corev1.ServicePort
 }
 
@@ -106,7 +106,7 @@ func resolveService(snap *objects.Snapshot, deps *depSet, nn types.NamespacedNam
 // Service and returns its DNS name. The API server and the directory
 // source both check that the name is a DNS-1123 subdomain; it is checked
 // again here since a snapshot may come from anywhere.
-func externalNameBackend(svc *corev1.Service, enabled bool, extension bool) (string, *refError) {
+func externalNameBackend(svc *objects.Service, enabled bool, extension bool) (string, *refError) {
 	nn := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	switch {
 	case extension:
@@ -121,7 +121,7 @@ func externalNameBackend(svc *corev1.Service, enabled bool, extension bool) (str
 	return name, nil
 }
 
-func servicePorts(svc *corev1.Service) string {
+func servicePorts(svc *objects.Service) string {
 	if len(svc.Spec.Ports) == 0 {
 		return "no ports"
 	}

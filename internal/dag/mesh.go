@@ -75,7 +75,7 @@ type MeshResult struct {
 
 // InMesh reports whether a Service is in the mesh, by its own annotation
 // or, when it has none, its Namespace's.
-func InMesh(snap *objects.Snapshot, svc *corev1.Service) bool {
+func InMesh(snap *objects.Snapshot, svc *objects.Service) bool {
 	if v, ok := svc.Annotations[MeshAnnotation]; ok {
 		return v == "true"
 	}
@@ -140,8 +140,8 @@ func BuildMesh(snap *objects.Snapshot) *MeshResult {
 	return res
 }
 
-func sortedServices(snap *objects.Snapshot) []*corev1.Service {
-	out := make([]*corev1.Service, 0, len(snap.Services))
+func sortedServices(snap *objects.Snapshot) []*objects.Service {
+	out := make([]*objects.Service, 0, len(snap.Services))
 	for _, s := range snap.Services {
 		out = append(out, s)
 	}
@@ -204,7 +204,7 @@ func (sp *splitPlan) cluster(snap *objects.Snapshot, p corev1.ServicePort) *Clus
 	return NewCluster(meshSpec(p, backends))
 }
 
-func hasPort(svc *corev1.Service, port int32) bool {
+func hasPort(svc *objects.Service, port int32) bool {
 	if svc == nil {
 		return false
 	}
@@ -298,7 +298,7 @@ func checkBackends(snap *objects.Snapshot, sp *splitPlan, backends []splitv1alph
 	}
 }
 
-func sharesPort(root, backend *corev1.Service) bool {
+func sharesPort(root, backend *objects.Service) bool {
 	for _, p := range root.Spec.Ports {
 		if orTCP(p.Protocol) == corev1.ProtocolTCP && hasPort(backend, p.Port) {
 			return true

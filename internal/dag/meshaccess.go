@@ -85,7 +85,7 @@ func meshNamespaces(snap *objects.Snapshot, services []*MeshService) map[string]
 
 // serviceAccountsOf are the ServiceAccounts the pods a Service selects
 // run as.
-func serviceAccountsOf(snap *objects.Snapshot, svc *corev1.Service) map[serviceAccount]bool {
+func serviceAccountsOf(snap *objects.Snapshot, svc *objects.Service) map[serviceAccount]bool {
 	out := map[serviceAccount]bool{}
 	if len(svc.Spec.Selector) == 0 {
 		return out

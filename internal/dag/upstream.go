@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
+	"github.com/switchyard-dev/switchyard/internal/objects"
 )
 
 // StatusRange is a range of HTTP statuses, [Start, End).
@@ -79,7 +80,7 @@ func sameSlowStart(a, b *SlowStart) bool {
 }
 
 // hasTCPPort reports whether the Service has the TCP port.
-func hasTCPPort(svc *corev1.Service, port int32) bool {
+func hasTCPPort(svc *objects.Service, port int32) bool {
 	for _, sp := range svc.Spec.Ports {
 		if sp.Port == port && (sp.Protocol == "" || sp.Protocol == corev1.ProtocolTCP) {
 			return true

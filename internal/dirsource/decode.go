@@ -370,8 +370,7 @@ func (d *fileDecoder) typed(line int, prefix string, obj runtime.Object, shared 
 		d.problem(line, h, Error, prefix+msg)
 		return
 	}
-	d.compact(obj, shared)
-	d.objs = append(d.objs, decoded{key: key, obj: obj, line: line})
+	d.objs = append(d.objs, decoded{key: key, obj: d.compact(obj, shared), line: line})
 }
 
 // setKind sets an object's apiVersion and kind to gvk's. Most already say

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	switchyardv1alpha1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1alpha1"
@@ -111,7 +110,7 @@ spec:
 			input: serviceYAML,
 			want:  key(objects.KindService, "shop", "web"),
 			check: func(t *testing.T, obj any) {
-				if s := obj.(*corev1.Service); s.Spec.Ports[0].Port != 80 {
+				if s := obj.(*objects.Service); s.Spec.Ports[0].Port != 80 {
 					t.Errorf("spec not decoded: %+v", s.Spec)
 				}
 			},
@@ -133,8 +132,8 @@ ports:
 `,
 			want: key(objects.KindEndpointSlice, "shop", "web-abc"),
 			check: func(t *testing.T, obj any) {
-				es := obj.(*discoveryv1.EndpointSlice)
-				if es.Endpoints[0].Addresses[0] != "10.0.0.1" || *es.Ports[0].Port != 8080 {
+				es := obj.(*objects.EndpointSlice)
+				if es.Endpoints[0].Address != "10.0.0.1" || *es.Ports[0].Port != 8080 {
 					t.Errorf("slice not decoded: %+v", es)
 				}
 			},

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -51,25 +52,33 @@ func KeepAll() Option {
 	return func(o *options) { o.keepAll = true }
 }
 
-// compactor makes an object smaller as it is read; shared says that its
-// decoder shared its label and selector values among the file's objects.
-type compactor func(obj runtime.Object, shared bool)
+// compactor makes an object smaller as it is read, and returns what is
+// kept of it; shared says that its decoder shared its label and selector
+// values among the file's objects.
+type compactor func(obj runtime.Object, shared bool) runtime.Object
 
-// compact is what makes an object smaller as it is read.
+// compact is what makes an object smaller as it is read. Services and
+// EndpointSlices are kept in the form a snapshot holds them
+// (objects.Held), so that no Kubernetes copy of them stays behind in the
+// tree.
 func (o options) compact() compactor {
 	if o.keepAll {
-		return func(runtime.Object, bool) {}
+		return func(obj runtime.Object, _ bool) runtime.Object { return obj }
 	}
 	full := objects.CompactWithoutMesh
 	if o.mesh {
 		full = objects.Compact
 	}
-	return func(obj runtime.Object, shared bool) {
+	return func(obj runtime.Object, shared bool) runtime.Object {
+		if es, ok := obj.(*discoveryv1.EndpointSlice); ok {
+			return objects.CompactSlice(es)
+		}
 		if shared {
 			objects.CompactShared(obj, o.mesh)
 		} else {
 			full(obj)
 		}
+		return objects.Held(obj)
 	}
 }
 

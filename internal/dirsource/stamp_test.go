@@ -3,6 +3,7 @@ package dirsource
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,14 +17,16 @@ import (
 // tree is synced by hand and the clock is the test's, so that which batch
 // an event lands in, and how much time passes, is decided here.
 func TestStamps(t *testing.T) {
+	// Secrets, not Services: a snapshot holds a Service in a form of its
+	// own, without metadata a build does not read.
 	root := t.TempDir()
 	start := time.Date(2026, 12, 1, 10, 0, 0, 500_000_000, time.UTC)
 	now := start
 	writeTree(t, root, map[string]string{
 		// A creationTimestamp in a file is replaced: it could otherwise
 		// make a newcomer older than the proxy it wants a host name from.
-		"a.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: ns, creationTimestamp: \"2000-01-01T00:00:00Z\"}\nspec: {ports: [{port: 80}]}\n",
-		"b.yaml": svc("ns", "b", 80),
+		"a.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: a, namespace: ns, creationTimestamp: \"2000-01-01T00:00:00Z\"}\nstringData: {port: \"80\"}\n",
+		"b.yaml": secret("ns", "b", 80),
 	})
 	tr := newTree(root, newOptions(nil))
 	tr.sync(".", nil)
@@ -49,7 +52,7 @@ func TestStamps(t *testing.T) {
 		record(cs)
 		return cs
 	}
-	a, b, c := key(objects.KindService, "ns", "a"), key(objects.KindService, "ns", "b"), key(objects.KindService, "ns", "c")
+	a, b, c := key(objects.KindSecret, "ns", "a"), key(objects.KindSecret, "ns", "b"), key(objects.KindSecret, "ns", "c")
 	want := func(step string, k objects.Key, at time.Time) {
 		t.Helper()
 		if got, ok := stamps[k]; !ok || !got.Equal(at) {
@@ -62,17 +65,17 @@ func TestStamps(t *testing.T) {
 	want("initial load", a, second)
 	want("initial load", b, second)
 
-	writeTree(t, root, map[string]string{"c.yaml": svc("ns", "c", 80)})
+	writeTree(t, root, map[string]string{"c.yaml": secret("ns", "c", 80)})
 	batch()
 	want("added in the same second", c, second.Add(time.Second))
 
 	now = now.Add(5 * time.Second)
-	writeTree(t, root, map[string]string{"a.yaml": svc("ns", "a", 81)})
+	writeTree(t, root, map[string]string{"a.yaml": secret("ns", "a", 81)})
 	if cs := batch(); len(cs) != 1 {
 		t.Fatalf("editing a: %d changes, want 1", len(cs))
 	}
 	want("edited", a, second)
-	writeTree(t, root, map[string]string{"a.yaml": "# a comment\n" + svc("ns", "a", 81)})
+	writeTree(t, root, map[string]string{"a.yaml": "# a comment\n" + secret("ns", "a", 81)})
 	if cs := batch(); len(cs) != 0 {
 		t.Errorf("a comment added: %d changes, want none (the stamped object must equal its re-read)", len(cs))
 	}
@@ -104,7 +107,13 @@ func TestStamps(t *testing.T) {
 	}
 	batch()
 	now = now.Add(renameGrace + time.Second)
-	writeTree(t, root, map[string]string{"a.yaml": svc("ns", "a", 80)})
+	writeTree(t, root, map[string]string{"a.yaml": secret("ns", "a", 80)})
 	batch()
 	want("deleted, then added again later", a, now.Truncate(time.Second))
+}
+
+// secret is a manifest of one Secret whose content says port.
+func secret(ns, name string, port int) string {
+	return "apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
+		"\nstringData:\n  port: \"" + strconv.Itoa(port) + "\"\n"
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
 )
@@ -111,7 +110,7 @@ func expectChanges(t *testing.T, got []objects.Change, want ...string) {
 		switch o := c.Object.(type) {
 		case nil:
 			lines = append(lines, "delete "+c.Key.String())
-		case *corev1.Service:
+		case *objects.Service:
 			lines = append(lines, fmt.Sprintf("upsert %s %d", c.Key, o.Spec.Ports[0].Port))
 		default:
 			lines = append(lines, "upsert "+c.Key.String())

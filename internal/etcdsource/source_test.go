@@ -9,7 +9,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/switchyard-dev/switchyard/internal/etcdsource"
@@ -241,7 +240,7 @@ func TestRestartResumes(t *testing.T) {
 
 // portOf is a Service's first port, what the tests change.
 func portOf(obj runtime.Object) int32 {
-	if svc, ok := obj.(*corev1.Service); ok && len(svc.Spec.Ports) > 0 {
+	if svc, ok := obj.(*objects.Service); ok && len(svc.Spec.Ports) > 0 {
 		return svc.Spec.Ports[0].Port
 	}
 	return -1

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -66,17 +65,17 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 				s.indexDelegation(d)
 			}
 		}},
-		{len(byKind[KindService]), func() { s.Services = fill[*corev1.Service](byKind[KindService]) }},
+		{len(byKind[KindService]), func() { s.Services = fill[*Service](byKind[KindService]) }},
 		{len(byKind[KindEndpointSlice]), func() {
-			s.EndpointSlices = fill[*discoveryv1.EndpointSlice](byKind[KindEndpointSlice])
+			s.EndpointSlices = fill[*EndpointSlice](byKind[KindEndpointSlice])
 		}},
 		// The Service index of slices costs as much as their map, so it is
 		// made beside it from the list, and made again from the map below
 		// in the rare case that a later slice replaced an earlier one.
 		{len(byKind[KindEndpointSlice]), func() {
-			s.slicesByService = make(map[types.NamespacedName][]*discoveryv1.EndpointSlice)
+			s.slicesByService = make(map[types.NamespacedName][]*EndpointSlice)
 			for _, o := range byKind[KindEndpointSlice] {
-				s.indexSlice(o.obj.(*discoveryv1.EndpointSlice))
+				s.indexSlice(o.obj.(*EndpointSlice))
 			}
 		}},
 		{len(byKind[KindSecret]), func() { s.Secrets = fill[*corev1.Secret](byKind[KindSecret]) }},
@@ -127,7 +126,7 @@ func listByKind(objs []runtime.Object) (byKind [KindPod + 1][]keyed, known bool,
 	}
 	for _, obj := range objs {
 		key, _ := KeyOf(obj) // every type was read above
-		byKind[key.Kind] = append(byKind[key.Kind], keyed{key.NamespacedName(), obj})
+		byKind[key.Kind] = append(byKind[key.Kind], keyed{key.NamespacedName(), Held(obj)})
 	}
 	return byKind, true, nil
 }

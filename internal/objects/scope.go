@@ -20,9 +20,14 @@ func (s *Snapshot) EndpointScope(c Change, services map[types.NamespacedName]boo
 				services[svc] = true
 			}
 		}
-		if es, ok := c.Object.(*discoveryv1.EndpointSlice); ok {
+		switch es := c.Object.(type) {
+		case *EndpointSlice:
 			if svc, ok := SliceService(es); ok {
 				services[svc] = true
+			}
+		case *discoveryv1.EndpointSlice:
+			if name := es.Labels[ServiceNameLabel]; name != "" {
+				services[types.NamespacedName{Namespace: es.Namespace, Name: name}] = true
 			}
 		}
 	case KindNode:

@@ -29,8 +29,8 @@ type Snapshot struct {
 	HTTPProxies       map[types.NamespacedName]*switchyardv1.HTTPProxy
 	ExtensionServices map[types.NamespacedName]*switchyardv1alpha1.ExtensionService
 	Delegations       map[types.NamespacedName]*switchyardv1.TLSCertificateDelegation
-	Services          map[types.NamespacedName]*corev1.Service
-	EndpointSlices    map[types.NamespacedName]*discoveryv1.EndpointSlice
+	Services          map[types.NamespacedName]*Service
+	EndpointSlices    map[types.NamespacedName]*EndpointSlice
 	Secrets           map[types.NamespacedName]*corev1.Secret
 	Nodes             map[string]*corev1.Node
 	// Namespaces, TrafficSplits and HTTPRouteGroups are read only for the
@@ -48,7 +48,7 @@ type Snapshot struct {
 	// its slices. Most Services have one slice: a slice of them costs a
 	// tenth of a map per Service. A list is replaced, never changed in
 	// place, so that what SlicesFor returned stays as it was.
-	slicesByService map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	slicesByService map[types.NamespacedName][]*EndpointSlice
 	// delegationsByNamespace indexes TLSCertificateDelegations by namespace,
 	// then name, so that a cross-namespace Secret lookup reads only the
 	// delegations of the Secret's namespace.
@@ -61,8 +61,8 @@ func NewSnapshot() *Snapshot {
 		HTTPProxies:       map[types.NamespacedName]*switchyardv1.HTTPProxy{},
 		ExtensionServices: map[types.NamespacedName]*switchyardv1alpha1.ExtensionService{},
 		Delegations:       map[types.NamespacedName]*switchyardv1.TLSCertificateDelegation{},
-		Services:          map[types.NamespacedName]*corev1.Service{},
-		EndpointSlices:    map[types.NamespacedName]*discoveryv1.EndpointSlice{},
+		Services:          map[types.NamespacedName]*Service{},
+		EndpointSlices:    map[types.NamespacedName]*EndpointSlice{},
 		Secrets:           map[types.NamespacedName]*corev1.Secret{},
 		Nodes:             map[string]*corev1.Node{},
 		Namespaces:        map[string]*corev1.Namespace{},
@@ -71,7 +71,7 @@ func NewSnapshot() *Snapshot {
 		TrafficTargets:    map[types.NamespacedName]*accessv1alpha3.TrafficTarget{},
 		Pods:              map[types.NamespacedName]*corev1.Pod{},
 
-		slicesByService:        map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		slicesByService:        map[types.NamespacedName][]*EndpointSlice{},
 		delegationsByNamespace: map[string]map[string]*switchyardv1.TLSCertificateDelegation{},
 	}
 }
@@ -87,7 +87,11 @@ func KeyOf(obj runtime.Object) (Key, error) {
 		return Key{KindTLSCertificateDelegation, o.Namespace, o.Name}, nil
 	case *corev1.Service:
 		return Key{KindService, o.Namespace, o.Name}, nil
+	case *Service:
+		return Key{KindService, o.Namespace, o.Name}, nil
 	case *discoveryv1.EndpointSlice:
+		return Key{KindEndpointSlice, o.Namespace, o.Name}, nil
+	case *EndpointSlice:
 		return Key{KindEndpointSlice, o.Namespace, o.Name}, nil
 	case *corev1.Secret:
 		return Key{KindSecret, o.Namespace, o.Name}, nil
@@ -108,12 +112,15 @@ func KeyOf(obj runtime.Object) (Key, error) {
 	}
 }
 
-// Upsert adds or replaces an object and returns its key.
+// Upsert adds or replaces an object and returns its key. A Kubernetes
+// Service or EndpointSlice is held as a Service or EndpointSlice of this
+// package (Held).
 func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
 	key, err := KeyOf(obj)
 	if err != nil {
 		return key, err
 	}
+	obj = Held(obj)
 	nn := key.NamespacedName()
 	switch o := obj.(type) {
 	case *switchyardv1.HTTPProxy:
@@ -123,9 +130,9 @@ func (s *Snapshot) Upsert(obj runtime.Object) (Key, error) {
 	case *switchyardv1.TLSCertificateDelegation:
 		s.Delegations[nn] = o
 		s.indexDelegation(o)
-	case *corev1.Service:
+	case *Service:
 		s.Services[nn] = o
-	case *discoveryv1.EndpointSlice:
+	case *EndpointSlice:
 		s.removeSlice(nn)
 		s.EndpointSlices[nn] = o
 		s.indexSlice(o)
@@ -213,6 +220,19 @@ func (s *Snapshot) Get(key Key) runtime.Object {
 	return obj
 }
 
+// Held returns obj in the form a snapshot holds it: a Kubernetes Service
+// or EndpointSlice as one of this package, which shares what it can of
+// obj (obj must not change after), anything else as it is.
+func Held(obj runtime.Object) runtime.Object {
+	switch o := obj.(type) {
+	case *corev1.Service:
+		return CompactService(o)
+	case *discoveryv1.EndpointSlice:
+		return CompactSlice(o)
+	}
+	return obj
+}
+
 // nilSafe turns a typed nil pointer into an untyped nil interface, so that
 // callers can compare Get's result with nil.
 func nilSafe[T any, P interface {
@@ -227,21 +247,20 @@ func nilSafe[T any, P interface {
 
 // SliceService returns the Service an EndpointSlice belongs to, and false
 // when the slice carries no service-name label.
-func SliceService(es *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
-	name, ok := es.Labels[ServiceNameLabel]
-	if !ok || name == "" {
+func SliceService(es *EndpointSlice) (types.NamespacedName, bool) {
+	if es.Service == "" {
 		return types.NamespacedName{}, false
 	}
-	return types.NamespacedName{Namespace: es.Namespace, Name: name}, true
+	return types.NamespacedName{Namespace: es.Namespace, Name: es.Service}, true
 }
 
 // SlicesFor returns the EndpointSlices of a Service, sorted by name. The
 // list is the snapshot's: callers must not modify it.
-func (s *Snapshot) SlicesFor(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+func (s *Snapshot) SlicesFor(svc types.NamespacedName) []*EndpointSlice {
 	return s.slicesByService[svc]
 }
 
-func (s *Snapshot) indexSlice(es *discoveryv1.EndpointSlice) {
+func (s *Snapshot) indexSlice(es *EndpointSlice) {
 	svc, ok := SliceService(es)
 	if !ok {
 		return
@@ -271,7 +290,7 @@ func (s *Snapshot) removeSlice(nn types.NamespacedName) {
 	}
 }
 
-func bySliceName(es *discoveryv1.EndpointSlice, name string) int {
+func bySliceName(es *EndpointSlice, name string) int {
 	return strings.Compare(es.Name, name)
 }
 

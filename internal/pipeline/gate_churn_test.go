@@ -93,7 +93,7 @@ func breakSlice(t *testing.T, snap *objects.Snapshot, rng *rand.Rand) objects.Ch
 		names = append(names, nn)
 	}
 	slices.SortFunc(names, compareNN)
-	es := snap.EndpointSlices[names[rng.IntN(len(names))]].DeepCopy()
+	es := snap.EndpointSlices[names[rng.IntN(len(names))]].Kubernetes()
 	if rng.IntN(2) == 0 && len(es.Ports) > 0 {
 		es.Ports[0].Port = ptr[int32](70000)
 	} else if len(es.Endpoints) > 0 {
@@ -107,7 +107,7 @@ func repairSlices(t *testing.T, snap *objects.Snapshot) []objects.Change {
 	t.Helper()
 	var out []objects.Change
 	for _, es := range snap.EndpointSlices {
-		fixed, changed := es.DeepCopy(), false
+		fixed, changed := es.Kubernetes(), false
 		for i, port := range fixed.Ports {
 			if port.Port != nil && *port.Port > 65535 {
 				fixed.Ports[i].Port, changed = ptr[int32](8080), true

@@ -106,7 +106,7 @@ func BenchmarkLargeEndpointChange(b *testing.B) {
 			break
 		}
 	}
-	svc, _ := objects.SliceService(es)
+	svc, _ := objects.SliceService(objects.CompactSlice(es))
 	var all []string
 	var other string
 	for _, c := range p.DAG().Clusters {
@@ -283,11 +283,17 @@ func benchLiveHeap(b *testing.B, cfg scalegen.Config) uint64 {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, o := range set.Objects {
-			// As the Kubernetes source holds them without --mesh (the
+		for i, o := range set.Objects {
+			// As the directory source holds them without --mesh (the
 			// set has no mesh): the generator's set keeps what a
-			// manifest has.
+			// manifest has, and a snapshot holds Services and slices
+			// in forms of its own.
+			if es, ok := o.(*discoveryv1.EndpointSlice); ok {
+				set.Objects[i] = objects.CompactSlice(es)
+				continue
+			}
 			objects.CompactWithoutMesh(o)
+			set.Objects[i] = objects.Held(o)
 		}
 		changes := set.Changes()
 		set = nil

@@ -92,11 +92,11 @@ func TestShape(t *testing.T) {
 	terminating := 0
 	for _, es := range snap.EndpointSlices {
 		for _, ep := range es.Endpoints {
-			if addrs[ep.Addresses[0]] {
-				t.Fatalf("address %s used twice", ep.Addresses[0])
+			if addrs[ep.Address] {
+				t.Fatalf("address %s used twice", ep.Address)
 			}
-			addrs[ep.Addresses[0]] = true
-			if *ep.Conditions.Terminating {
+			addrs[ep.Address] = true
+			if *ep.Conditions().Terminating {
 				terminating++
 			}
 		}

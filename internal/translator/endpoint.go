@@ -343,15 +343,16 @@ func (s *AssignmentBuffers) collectZones(b dag.Backend, snap *objects.Snapshot, 
 		n += len(es.Endpoints)
 	}
 	eps := slices.Grow(s.eps[:0], n)
-	backendSlices(b, svc, sliced, nil, keepUnusable, func(es *discoveryv1.EndpointSlice, port, healthPort int32) {
-		for _, ep := range es.Endpoints {
-			health, ok := endpointHealth(ep.Conditions)
-			if !ok || len(ep.Addresses) == 0 {
+	backendSlices(b, svc, sliced, nil, keepUnusable, func(es *objects.EndpointSlice, port, healthPort int32) {
+		for i := range es.Endpoints {
+			ep := &es.Endpoints[i]
+			health, ok := endpointHealth(ep.Conditions())
+			if !ok || !ep.HasAddress() {
 				continue
 			}
 			// Parsed once: an address is usable (usableAddress) exactly
 			// when it is an IP.
-			addr := newHostPort(ep.Addresses[0], port)
+			addr := newHostPort(ep.Address, port)
 			if !addr.isIP && !keepUnusable {
 				continue
 			}
@@ -406,10 +407,12 @@ func BackendProblems(b dag.Backend, snap *objects.Snapshot) []EndpointProblem {
 	}
 	var out []EndpointProblem
 	report := func(p EndpointProblem) { out = AppendProblems(out, []EndpointProblem{p}) }
-	backendSlices(b, svc, snap.SlicesFor(b.Service), report, false, func(es *discoveryv1.EndpointSlice, _, _ int32) {
-		for _, ep := range es.Endpoints {
-			if _, ok := endpointHealth(ep.Conditions); ok && len(ep.Addresses) > 0 {
-				usableAddress(es, ep.Addresses[0], report)
+	backendSlices(b, svc, snap.SlicesFor(b.Service), report, false, func(es *objects.EndpointSlice, _, _ int32) {
+		for i := range es.Endpoints {
+			if ep := &es.Endpoints[i]; ep.HasAddress() {
+				if _, ok := endpointHealth(ep.Conditions()); ok {
+					usableAddress(es, ep.Address, report)
+				}
 			}
 		}
 	})
@@ -433,7 +436,7 @@ func AppendProblems(list, more []EndpointProblem) []EndpointProblem {
 // out of range) is skipped and reported when report is not nil; with
 // keepUnusable, a port above 65535 is passed on
 // (Options.KeepUnusableEndpoints).
-func backendSlices(b dag.Backend, svc *corev1.Service, sliced []*discoveryv1.EndpointSlice, report func(EndpointProblem), keepUnusable bool, use func(es *discoveryv1.EndpointSlice, port, healthPort int32)) {
+func backendSlices(b dag.Backend, svc *objects.Service, sliced []*objects.EndpointSlice, report func(EndpointProblem), keepUnusable bool, use func(es *objects.EndpointSlice, port, healthPort int32)) {
 	portName, ok := servicePortName(svc, b.Port)
 	if !ok {
 		return
@@ -474,7 +477,7 @@ func backendSlices(b dag.Backend, svc *corev1.Service, sliced []*discoveryv1.End
 
 // reportSlice reports a problem of a whole slice when report is not nil;
 // problem is only called then, so that LoadAssignment formats nothing.
-func reportSlice(report func(EndpointProblem), es *discoveryv1.EndpointSlice, problem func() string) {
+func reportSlice(report func(EndpointProblem), es *objects.EndpointSlice, problem func() string) {
 	if report != nil {
 		report(EndpointProblem{Slice: es.Namespace + "/" + es.Name, WholeSlice: true, Problem: problem()})
 	}
@@ -483,7 +486,7 @@ func reportSlice(report func(EndpointProblem), es *discoveryv1.EndpointSlice, pr
 // usableAddress reports whether a client can connect to an endpoint's
 // address: EDS addresses are IP literals, never resolved. Anything else is
 // reported when report is not nil.
-func usableAddress(es *discoveryv1.EndpointSlice, addr string, report func(EndpointProblem)) bool {
+func usableAddress(es *objects.EndpointSlice, addr string, report func(EndpointProblem)) bool {
 	if _, err := netip.ParseAddr(addr); err == nil {
 		return true
 	}
@@ -590,7 +593,7 @@ func newHostPort(s string, port int32) hostPort {
 
 // servicePortName finds the name of the Service's TCP port with the given
 // number; EndpointSlices identify ports by that name, not by number.
-func servicePortName(svc *corev1.Service, port int32) (string, bool) {
+func servicePortName(svc *objects.Service, port int32) (string, bool) {
 	for _, sp := range svc.Spec.Ports {
 		if sp.Port == port && (sp.Protocol == "" || sp.Protocol == corev1.ProtocolTCP) {
 			return sp.Name, true
@@ -603,7 +606,7 @@ func servicePortName(svc *corev1.Service, port int32) (string, bool) {
 // EndpointSlice: found is false when the slice does not carry that port
 // over TCP. An unnamed Service port appears with a nil name; a port
 // without a number reads as 0, which is not a port.
-func slicePort(es *discoveryv1.EndpointSlice, name string) (port int32, found bool) {
+func slicePort(es *objects.EndpointSlice, name string) (port int32, found bool) {
 	for _, p := range es.Ports {
 		if deref(p.Name) != name {
 			continue

@@ -80,7 +80,7 @@ func sliceOf(tb testing.TB, set *scalegen.Set, p *pipeline.Pipeline, svc types.N
 	var es *discoveryv1.EndpointSlice
 	for _, o := range set.Objects {
 		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
-			if owner, _ := objects.SliceService(s); owner == svc {
+			if owner, _ := objects.SliceService(objects.CompactSlice(s)); owner == svc {
 				es = s
 			}
 		}
