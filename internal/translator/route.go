@@ -128,7 +128,14 @@ func (o *Owners) httpsRedirectRoute(r *dag.Route) *envoy_config_route_v3.Route {
 // route translates one DAG route, or returns nil for a route without an
 // action, which the DAG never builds and Envoy would reject.
 func (o *Owners) route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
-	rt := &envoy_config_route_v3.Route{Name: r.Name, Match: routeMatch(r), Metadata: o.routeMetadata(r)}
+	// One allocation for the route and its action's wrapper: most routes
+	// forward.
+	b := &struct {
+		rt     envoy_config_route_v3.Route
+		action envoy_config_route_v3.Route_Route
+	}{}
+	rt := &b.rt
+	rt.Name, rt.Match, rt.Metadata = r.Name, routeMatch(r), o.routeMetadata(r)
 	reqAdd, reqRemove, hostRewrite := headerOps(r.RequestHeaders)
 	switch {
 	case r.Forward != nil:
@@ -144,7 +151,8 @@ func (o *Owners) route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 			action.HostRewriteSpecifier = &envoy_config_route_v3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: hostRewrite}
 		}
 		action.RateLimits = globalRateLimits(r.GlobalRateLimits)
-		rt.Action = &envoy_config_route_v3.Route_Route{Route: action}
+		b.action.Route = action
+		rt.Action = &b.action
 	case r.Redirect != nil:
 		rt.Action = &envoy_config_route_v3.Route_Redirect{Redirect: redirectAction(r.Redirect)}
 	case r.DirectResponse != nil:
