@@ -13,6 +13,7 @@ var (
 	CORSFilter           = corsFilter
 	LocalRateLimitFilter = localRateLimitFilter
 	HTTPFilter           = httpFilter
+	StdoutAccessLog      = stdoutAccessLog
 	ToAny                = toAny
 	LocalRateLimitPrefix = localRateLimitStatPrefix
 )

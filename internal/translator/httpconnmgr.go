@@ -6,7 +6,6 @@ import (
 	envoy_config_accesslog_v3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_listener_v3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	envoy_access_logger_stream_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	envoy_filter_http_ext_authz_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
 	// The Router type is registered by this import alone: routerFilter
 	// packs its config without making one, and every decoder of the
@@ -76,14 +75,24 @@ func hcmFilter(hcm *envoy_filter_network_http_connection_manager_v3.HttpConnecti
 
 // stdoutAccessLog logs every request in Envoy's default format to stdout,
 // where the pod's log collector picks it up.
+// Its config is empty, so it is packed as constFilter packs one: its
+// messages in one allocation, with the type URL toAny gives
+// (TestConstFilters checks).
 func stdoutAccessLog() *envoy_config_accesslog_v3.AccessLog {
-	return &envoy_config_accesslog_v3.AccessLog{
-		Name: accessLoggerStdout,
-		ConfigType: &envoy_config_accesslog_v3.AccessLog_TypedConfig{
-			TypedConfig: toAny(&envoy_access_logger_stream_v3.StdoutAccessLog{}),
-		},
-	}
+	b := &struct {
+		log    envoy_config_accesslog_v3.AccessLog
+		config envoy_config_accesslog_v3.AccessLog_TypedConfig
+		any    anypb.Any
+	}{}
+	b.any.TypeUrl = stdoutAccessLogURL
+	b.config.TypedConfig = &b.any
+	b.log.Name, b.log.ConfigType = accessLoggerStdout, &b.config
+	return &b.log
 }
+
+// stdoutAccessLogURL is the type URL toAny gives the stdout logger's
+// config.
+const stdoutAccessLogURL = "type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StdoutAccessLog"
 
 // routerFilter is the last HTTP filter of every HCM, with an empty Router
 // config.

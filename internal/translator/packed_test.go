@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	envoy_access_logger_stream_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	envoy_filter_http_cors_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	envoy_filter_http_local_ratelimit_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	envoy_filter_http_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
@@ -18,7 +19,8 @@ import (
 )
 
 // TestConstFilters checks that the filters constFilter packs without
-// encoding are what httpFilter packs, bytes of the Any included.
+// encoding, and the stdout access log, are what httpFilter and toAny
+// pack, bytes of the Any included.
 func TestConstFilters(t *testing.T) {
 	for _, tt := range []struct {
 		got  *envoy_filter_network_http_connection_manager_v3.HttpFilter
@@ -37,6 +39,10 @@ func TestConstFilters(t *testing.T) {
 		if got, want := tt.got.GetTypedConfig(), want.GetTypedConfig(); got.TypeUrl != want.TypeUrl || !bytes.Equal(got.Value, want.Value) {
 			t.Errorf("%s: config %q %x, toAny gives %q %x", tt.name, got.TypeUrl, got.Value, want.TypeUrl, want.Value)
 		}
+	}
+	got, want := translator.StdoutAccessLog().GetTypedConfig(), translator.ToAny(&envoy_access_logger_stream_v3.StdoutAccessLog{})
+	if !proto.Equal(got, want) || got.TypeUrl != want.TypeUrl || !bytes.Equal(got.Value, want.Value) {
+		t.Errorf("stdout access log config %v, toAny gives %v", got, want)
 	}
 }
 
