@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -250,18 +251,19 @@ func sortRoutes(rs []*Route) {
 		}
 		return 0
 	}
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if rank(a.PathMatch.Kind) != rank(b.PathMatch.Kind) {
-			return rank(a.PathMatch.Kind) < rank(b.PathMatch.Kind)
+	// slices, not sort.SliceStable, whose swapper allocates: every root
+	// sorts its routes.
+	slices.SortStableFunc(rs, func(a, b *Route) int {
+		if c := cmp.Compare(rank(a.PathMatch.Kind), rank(b.PathMatch.Kind)); c != 0 {
+			return c
 		}
-		if len(a.PathMatch.Value) != len(b.PathMatch.Value) {
-			return len(a.PathMatch.Value) > len(b.PathMatch.Value)
+		if c := cmp.Compare(len(b.PathMatch.Value), len(a.PathMatch.Value)); c != 0 {
+			return c
 		}
-		if len(a.HeaderMatches) != len(b.HeaderMatches) {
-			return len(a.HeaderMatches) > len(b.HeaderMatches)
+		if c := cmp.Compare(len(b.HeaderMatches), len(a.HeaderMatches)); c != 0 {
+			return c
 		}
-		return len(a.QueryParamMatches) > len(b.QueryParamMatches)
+		return cmp.Compare(len(b.QueryParamMatches), len(a.QueryParamMatches))
 	})
 }
 

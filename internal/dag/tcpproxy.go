@@ -1,8 +1,9 @@
 package dag
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -176,8 +177,8 @@ func (rb *rootBuilder) proxyDNS(root *switchyardv1.HTTPProxy, routes []*Route, t
 	for nn := range byProxy {
 		proxies = append(proxies, nn)
 	}
-	sort.Slice(proxies, func(i, j int) bool {
-		return lessObject(proxies[i].Namespace, proxies[i].Name, proxies[j].Namespace, proxies[j].Name)
+	slices.SortFunc(proxies, func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	for _, nn := range proxies {
 		rs := byProxy[nn]

@@ -192,12 +192,15 @@ func translateRoot(res *dag.RootResult, opts translator.Options, inspect Inspect
 		}
 		return r.res
 	}
+	// The host's route configurations name the same owners: one message
+	// each, for all of them.
+	var owners translator.Owners
 	if vh := res.Insecure; vh != nil {
 		out.scoped = enc(translator.ScopedRoute(vh))
-		out.http = enc(translator.HTTPRouteConfig(vh))
+		out.http = enc(owners.HTTPRouteConfig(vh))
 	}
 	if svh := res.Secure; svh != nil {
-		if rc := translator.HTTPSRouteConfig(svh); rc != nil {
+		if rc := owners.HTTPSRouteConfig(svh); rc != nil {
 			out.https = enc(rc)
 		}
 		for _, c := range translator.JWKSClusters(svh, opts) {
@@ -222,7 +225,7 @@ func translateRoot(res *dag.RootResult, opts translator.Options, inspect Inspect
 		return out
 	}
 	h := translator.GRPCHost{FQDN: res.FQDN, Plain: res.Insecure, Secure: res.Secure}
-	if rc := translator.GRPCRouteConfig(h); rc != nil {
+	if rc := owners.GRPCRouteConfig(h); rc != nil {
 		out.grpcRC = enc(rc)
 		// A host has several of each: one list of the right size, not
 		// one grown by doubling, for every root.

@@ -15,8 +15,11 @@ import (
 // settings of its own: a virtual host's CorsPolicy switches it on (see
 // corsConfig), and a host without one gets no CORS headers.
 func corsFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return httpFilter(filterCORS, &envoy_filter_http_cors_v3.Cors{})
+	return constFilter(filterCORS, corsConfigURL, "")
 }
+
+// corsConfigURL is the type URL toAny gives the CORS filter's config.
+const corsConfigURL = "type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors"
 
 // corsConfig is a virtual host's CorsPolicy. Exact origins ignore case, as
 // scheme and host do; "*" is exact too, and Envoy lets any origin through

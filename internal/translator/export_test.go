@@ -6,8 +6,14 @@ package translator
 // GRPCProblems lists what grpc-go's xDS client would reject in r.
 func GRPCProblems(r *Resources) []error { return grpcProblems(r) }
 
-// RouterFilter and ToAny are routerFilter and toAny, for TestRouterFilter.
+// The filters constFilter packs and toAny, for TestConstFilters.
 var (
-	RouterFilter = routerFilter
-	ToAny        = toAny
+	RouterFilter         = routerFilter
+	RBACFilter           = rbacFilter
+	CORSFilter           = corsFilter
+	LocalRateLimitFilter = localRateLimitFilter
+	HTTPFilter           = httpFilter
+	StdoutAccessLog      = stdoutAccessLog
+	ToAny                = toAny
+	LocalRateLimitPrefix = localRateLimitStatPrefix
 )

@@ -153,7 +153,7 @@ func TestGRPCRoute(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := grpcRoute(tt.in, tt.authz)
+			got := (*Owners)(nil).grpcRoute(tt.in, tt.authz)
 			if d := diff(tt.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}

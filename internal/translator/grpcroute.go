@@ -132,6 +132,12 @@ func needsUpstreamValidation(f *dag.Forward) bool {
 // Redirects and direct responses are kept: gRPC accepts them and fails the
 // RPCs that match them with UNAVAILABLE.
 func GRPCRouteConfig(h GRPCHost) *envoy_config_route_v3.RouteConfiguration {
+	return (*Owners)(nil).GRPCRouteConfig(h)
+}
+
+// GRPCRouteConfig is the package's GRPCRouteConfig, with the owner
+// metadata o hands out.
+func (o *Owners) GRPCRouteConfig(h GRPCHost) *envoy_config_route_v3.RouteConfiguration {
 	routes, authz := grpcRoutes(h)
 	if len(routes) == 0 {
 		return nil
@@ -141,7 +147,7 @@ func GRPCRouteConfig(h GRPCHost) *envoy_config_route_v3.RouteConfiguration {
 		if r == nil {
 			continue
 		}
-		if rt := grpcRoute(r, authz); rt != nil {
+		if rt := o.grpcRoute(r, authz); rt != nil {
 			out = append(out, rt)
 		}
 	}
@@ -149,12 +155,12 @@ func GRPCRouteConfig(h GRPCHost) *envoy_config_route_v3.RouteConfiguration {
 	if h.Secure != nil {
 		proxy = &h.Secure.VirtualHost
 	}
-	return ownedBy(routeConfig(GRPCRouteName(h.FQDN), h.FQDN, out, nil), proxy.Proxy)
+	return o.ownedBy(routeConfig(GRPCRouteName(h.FQDN), h.FQDN, out, nil), proxy.Proxy)
 }
 
 // grpcRoute translates one DAG route for gRPC (see GRPCRouteConfig), or
 // returns nil for a route gRPC clients never match.
-func grpcRoute(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
+func (o *Owners) grpcRoute(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	if len(r.QueryParamMatches) > 0 {
 		return nil
 	}
@@ -164,9 +170,9 @@ func grpcRoute(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 	}
 	var rt *envoy_config_route_v3.Route
 	if r.HTTPSRedirect {
-		rt = httpsRedirectRoute(r)
+		rt = o.httpsRedirectRoute(r)
 	} else {
-		rt = route(r, false)
+		rt = o.route(r, false)
 	}
 	if rt == nil {
 		return nil

@@ -19,8 +19,11 @@ const ipFilterPolicyName = "ip-rules"
 // RBACPerRoute (see ipFilterConfig). Being in every HCM from the start, it
 // never has to be added to the listener, which would drain its connections.
 func rbacFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return httpFilter(filterRBAC, &envoy_filter_http_rbac_v3.RBAC{})
+	return constFilter(filterRBAC, rbacConfigURL, "")
 }
+
+// rbacConfigURL is the type URL toAny gives the RBAC filter's config.
+const rbacConfigURL = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
 
 // ipFilterConfig is the typed_per_filter_config of a virtual host's or a
 // route's IP filter. Envoy uses the most specific one, so a route's

@@ -24,29 +24,67 @@ const (
 	MetadataRouteIndex = "routeIndex"
 )
 
+// Owners hands out the owner metadata of routes and virtual hosts (see
+// routeMetadata), one message for each HTTPProxy and route index: the
+// route configurations of one host (plain, secure and gRPC) name the same
+// owners, and each name costs a block of six allocations, most of them
+// the two maps a Metadata holds. The messages are shared by every route
+// configuration made through the same Owners, so nothing may change them.
+// A nil *Owners shares nothing; the zero Owners is ready to use. It is not
+// safe for concurrent use.
+type Owners struct {
+	byOwner map[ownerKey]*envoy_config_core_v3.Metadata
+}
+
+// ownerKey is an owner's HTTPProxy and route index, -1 for a virtual host.
+type ownerKey struct {
+	proxy types.NamespacedName
+	index int
+}
+
 // routeMetadata names the HTTPProxy and spec.routes entry a route came
 // from: Envoy routes are sorted and merged across included proxies, so
 // their position says nothing about where they were written.
-func routeMetadata(r *dag.Route) *envoy_config_core_v3.Metadata {
+func (o *Owners) routeMetadata(r *dag.Route) *envoy_config_core_v3.Metadata {
 	if r.Proxy.Name == "" {
 		return nil
 	}
-	b := newOwnerBlock(r.Proxy, 2)
-	b.index.Kind, b.indexKind.NumberValue = &b.indexKind, float64(r.Index)
-	b.st.Fields[MetadataRouteIndex] = &b.index
-	return &b.md
+	return o.metadata(ownerKey{r.Proxy, r.Index})
 }
 
 // ownedBy records the root HTTPProxy of the one virtual host of rc.
-func ownedBy(rc *envoy_config_route_v3.RouteConfiguration, proxy types.NamespacedName) *envoy_config_route_v3.RouteConfiguration {
+func (o *Owners) ownedBy(rc *envoy_config_route_v3.RouteConfiguration, proxy types.NamespacedName) *envoy_config_route_v3.RouteConfiguration {
 	if proxy.Name != "" {
-		rc.VirtualHosts[0].Metadata = ownerMetadata(proxy)
+		rc.VirtualHosts[0].Metadata = o.metadata(ownerKey{proxy, -1})
 	}
 	return rc
 }
 
-func ownerMetadata(proxy types.NamespacedName) *envoy_config_core_v3.Metadata {
-	return &newOwnerBlock(proxy, 1).md
+func (o *Owners) metadata(k ownerKey) *envoy_config_core_v3.Metadata {
+	if o == nil {
+		return newOwnerMetadata(k)
+	}
+	if md, ok := o.byOwner[k]; ok {
+		return md
+	}
+	if o.byOwner == nil {
+		o.byOwner = map[ownerKey]*envoy_config_core_v3.Metadata{}
+	}
+	md := newOwnerMetadata(k)
+	o.byOwner[k] = md
+	return md
+}
+
+// newOwnerMetadata names the HTTPProxy of k and, unless k.index is -1,
+// its spec.routes index.
+func newOwnerMetadata(k ownerKey) *envoy_config_core_v3.Metadata {
+	if k.index < 0 {
+		return &newOwnerBlock(k.proxy, 1).md
+	}
+	b := newOwnerBlock(k.proxy, 2)
+	b.index.Kind, b.indexKind.NumberValue = &b.indexKind, float64(k.index)
+	b.st.Fields[MetadataRouteIndex] = &b.index
+	return &b.md
 }
 
 // ownerBlock holds the messages of a route's or virtual host's metadata,

@@ -8,18 +8,41 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	envoy_access_logger_stream_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	envoy_filter_http_cors_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	envoy_filter_http_local_ratelimit_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
+	envoy_filter_http_rbac_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	envoy_filter_http_router_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	envoy_filter_network_http_connection_manager_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/translator"
 )
 
-// TestRouterFilter checks that the Router config routerFilter fills
-// without encoding is what toAny packs.
-func TestRouterFilter(t *testing.T) {
-	got := translator.RouterFilter().GetTypedConfig()
-	want := translator.ToAny(&envoy_filter_http_router_v3.Router{})
-	if !proto.Equal(got, want) {
-		t.Errorf("router filter config %v, toAny gives %v", got, want)
+// TestConstFilters checks that the filters constFilter packs without
+// encoding, and the stdout access log, are what httpFilter and toAny
+// pack, bytes of the Any included.
+func TestConstFilters(t *testing.T) {
+	for _, tt := range []struct {
+		got  *envoy_filter_network_http_connection_manager_v3.HttpFilter
+		name string
+		cfg  proto.Message
+	}{
+		{translator.RouterFilter(), "envoy.filters.http.router", &envoy_filter_http_router_v3.Router{}},
+		{translator.RBACFilter(), "envoy.filters.http.rbac", &envoy_filter_http_rbac_v3.RBAC{}},
+		{translator.CORSFilter(), "envoy.filters.http.cors", &envoy_filter_http_cors_v3.Cors{}},
+		{translator.LocalRateLimitFilter(), "envoy.filters.http.local_ratelimit", &envoy_filter_http_local_ratelimit_v3.LocalRateLimit{StatPrefix: translator.LocalRateLimitPrefix}},
+	} {
+		want := translator.HTTPFilter(tt.name, tt.cfg)
+		if !proto.Equal(tt.got, want) {
+			t.Errorf("%s: filter %v, httpFilter gives %v", tt.name, tt.got, want)
+		}
+		if got, want := tt.got.GetTypedConfig(), want.GetTypedConfig(); got.TypeUrl != want.TypeUrl || !bytes.Equal(got.Value, want.Value) {
+			t.Errorf("%s: config %q %x, toAny gives %q %x", tt.name, got.TypeUrl, got.Value, want.TypeUrl, want.Value)
+		}
+	}
+	got, want := translator.StdoutAccessLog().GetTypedConfig(), translator.ToAny(&envoy_access_logger_stream_v3.StdoutAccessLog{})
+	if !proto.Equal(got, want) || got.TypeUrl != want.TypeUrl || !bytes.Equal(got.Value, want.Value) {
+		t.Errorf("stdout access log config %v, toAny gives %v", got, want)
 	}
 }
 

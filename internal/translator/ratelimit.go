@@ -18,8 +18,16 @@ const localRateLimitStatPrefix = "vhost_rate_limit"
 // token bucket it limits nothing: virtual hosts and routes bring their
 // own (see localRateLimitConfig).
 func localRateLimitFilter() *envoy_filter_network_http_connection_manager_v3.HttpFilter {
-	return httpFilter(filterLocalRateLimit, &envoy_filter_http_local_ratelimit_v3.LocalRateLimit{StatPrefix: localRateLimitStatPrefix})
+	return constFilter(filterLocalRateLimit, localRateLimitConfigURL, localRateLimitEncoded)
 }
+
+// localRateLimitConfigURL and localRateLimitEncoded are what toAny packs
+// for the filter's config, LocalRateLimit{StatPrefix:
+// localRateLimitStatPrefix}: field 1, 16 bytes.
+const (
+	localRateLimitConfigURL = "type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit"
+	localRateLimitEncoded   = "\x0a\x10" + localRateLimitStatPrefix
+)
 
 // localRateLimitConfig is the typed_per_filter_config of a virtual host's
 // or route's bucket. filter_enabled and filter_enforced must be set: left

@@ -23,18 +23,24 @@ func HTTPSRouteName(fqdn string) string { return "https/" + fqdn }
 // host. Routes marked HTTPSRedirect answer with a redirect to https here:
 // they are the plain-HTTP copies of secure routes.
 func HTTPRouteConfig(vh *dag.VirtualHost) *envoy_config_route_v3.RouteConfiguration {
+	return (*Owners)(nil).HTTPRouteConfig(vh)
+}
+
+// HTTPRouteConfig is the package's HTTPRouteConfig, with the owner
+// metadata o hands out.
+func (o *Owners) HTTPRouteConfig(vh *dag.VirtualHost) *envoy_config_route_v3.RouteConfiguration {
 	routes := make([]*envoy_config_route_v3.Route, 0, len(vh.Routes))
 	for _, r := range vh.Routes {
 		if r == nil {
 			continue
 		}
 		if r.HTTPSRedirect {
-			routes = append(routes, httpsRedirectRoute(r))
-		} else if rt := route(r, false); rt != nil {
+			routes = append(routes, o.httpsRedirectRoute(r))
+		} else if rt := o.route(r, false); rt != nil {
 			routes = append(routes, rt)
 		}
 	}
-	rc := withHostRateLimits(ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, hostPolicyConfigs(vh)), vh.Proxy), &vh.HostPolicies)
+	rc := withHostRateLimits(o.ownedBy(routeConfig(HTTPRouteName(vh.FQDN), vh.FQDN, routes, hostPolicyConfigs(vh)), vh.Proxy), &vh.HostPolicies)
 	rc.RequestHeadersToRemove = []string{HostScopeHeader}
 	return rc
 }
@@ -46,6 +52,12 @@ func HTTPRouteConfig(vh *dag.VirtualHost) *envoy_config_route_v3.RouteConfigurat
 // and each route its own override (see extAuthzPerRoute). HTTPSRedirect is
 // ignored: the request already arrived over TLS.
 func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteConfiguration {
+	return (*Owners)(nil).HTTPSRouteConfig(svh)
+}
+
+// HTTPSRouteConfig is the package's HTTPSRouteConfig, with the owner
+// metadata o hands out.
+func (o *Owners) HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteConfiguration {
 	if svh.TCPProxy != nil || svh.Passthrough {
 		return nil
 	}
@@ -55,7 +67,7 @@ func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteCo
 		if r == nil {
 			continue
 		}
-		if rt := route(r, authz); rt != nil {
+		if rt := o.route(r, authz); rt != nil {
 			routes = append(routes, rt)
 		}
 	}
@@ -67,7 +79,7 @@ func HTTPSRouteConfig(svh *dag.SecureVirtualHost) *envoy_config_route_v3.RouteCo
 			},
 		})}
 	}
-	rc := ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, mergeConfigs(perFilter, hostPolicyConfigs(&svh.VirtualHost))), svh.Proxy)
+	rc := o.ownedBy(routeConfig(HTTPSRouteName(svh.FQDN), svh.FQDN, routes, mergeConfigs(perFilter, hostPolicyConfigs(&svh.VirtualHost))), svh.Proxy)
 	return withHostRateLimits(rc, &svh.HostPolicies)
 }
 
@@ -102,11 +114,11 @@ func routeConfig(name, fqdn string, routes []*envoy_config_route_v3.Route, perFi
 
 // httpsRedirectRoute keeps the match of a secure route and replaces its
 // action with a redirect to the same URL over https (301).
-func httpsRedirectRoute(r *dag.Route) *envoy_config_route_v3.Route {
+func (o *Owners) httpsRedirectRoute(r *dag.Route) *envoy_config_route_v3.Route {
 	return &envoy_config_route_v3.Route{
 		Name:     r.Name,
 		Match:    routeMatch(r),
-		Metadata: routeMetadata(r),
+		Metadata: o.routeMetadata(r),
 		Action: &envoy_config_route_v3.Route_Redirect{Redirect: &envoy_config_route_v3.RedirectAction{
 			SchemeRewriteSpecifier: &envoy_config_route_v3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
 		}},
@@ -115,8 +127,15 @@ func httpsRedirectRoute(r *dag.Route) *envoy_config_route_v3.Route {
 
 // route translates one DAG route, or returns nil for a route without an
 // action, which the DAG never builds and Envoy would reject.
-func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
-	rt := &envoy_config_route_v3.Route{Name: r.Name, Match: routeMatch(r), Metadata: routeMetadata(r)}
+func (o *Owners) route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
+	// One allocation for the route and its action's wrapper: most routes
+	// forward.
+	b := &struct {
+		rt     envoy_config_route_v3.Route
+		action envoy_config_route_v3.Route_Route
+	}{}
+	rt := &b.rt
+	rt.Name, rt.Match, rt.Metadata = r.Name, routeMatch(r), o.routeMetadata(r)
 	reqAdd, reqRemove, hostRewrite := headerOps(r.RequestHeaders)
 	switch {
 	case r.Forward != nil:
@@ -132,7 +151,8 @@ func route(r *dag.Route, authz bool) *envoy_config_route_v3.Route {
 			action.HostRewriteSpecifier = &envoy_config_route_v3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: hostRewrite}
 		}
 		action.RateLimits = globalRateLimits(r.GlobalRateLimits)
-		rt.Action = &envoy_config_route_v3.Route_Route{Route: action}
+		b.action.Route = action
+		rt.Action = &b.action
 	case r.Redirect != nil:
 		rt.Action = &envoy_config_route_v3.Route_Redirect{Redirect: redirectAction(r.Redirect)}
 	case r.DirectResponse != nil:

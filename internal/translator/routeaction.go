@@ -15,15 +15,19 @@ import (
 // Forward has no backend at all (every service missing).
 func routeAction(r *dag.Route) *envoy_config_route_v3.RouteAction {
 	f := r.Forward
-	a := &envoy_config_route_v3.RouteAction{
-		Timeout:     optDuration(r.ResponseTimeout),
-		IdleTimeout: optDuration(r.IdleTimeout),
-		RetryPolicy: retryPolicy(r.Retry),
-		HashPolicy:  hashPolicies(r.HashPolicies),
-	}
+	// One allocation for the action and its cluster, which most routes
+	// name.
+	b := &struct {
+		a       envoy_config_route_v3.RouteAction
+		cluster envoy_config_route_v3.RouteAction_Cluster
+	}{}
+	a := &b.a
+	a.Timeout, a.IdleTimeout = optDuration(r.ResponseTimeout), optDuration(r.IdleTimeout)
+	a.RetryPolicy, a.HashPolicy = retryPolicy(r.Retry), hashPolicies(r.HashPolicies)
 	switch {
 	case f.Cluster != nil:
-		a.ClusterSpecifier = &envoy_config_route_v3.RouteAction_Cluster{Cluster: f.Cluster.Name}
+		b.cluster.Cluster = f.Cluster.Name
+		a.ClusterSpecifier = &b.cluster
 	case len(f.Weighted) > 0:
 		a.ClusterSpecifier = &envoy_config_route_v3.RouteAction_WeightedClusters{WeightedClusters: weightedClusters(f.Weighted, r.CookieRewrites)}
 	default:

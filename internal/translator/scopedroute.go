@@ -15,15 +15,20 @@ import (
 // found from either side.
 func ScopedRoute(vh *dag.VirtualHost) *envoy_config_route_v3.ScopedRouteConfiguration {
 	name := HTTPRouteName(vh.FQDN)
-	return &envoy_config_route_v3.ScopedRouteConfiguration{
-		Name:                   name,
-		RouteConfigurationName: name,
-		Key: &envoy_config_route_v3.ScopedRouteConfiguration_Key{
-			Fragments: []*envoy_config_route_v3.ScopedRouteConfiguration_Key_Fragment{{
-				Type: &envoy_config_route_v3.ScopedRouteConfiguration_Key_Fragment_StringKey{StringKey: vh.FQDN},
-			}},
-		},
-	}
+	// One allocation for the messages: every plain host has a scope.
+	b := &struct {
+		scope     envoy_config_route_v3.ScopedRouteConfiguration
+		key       envoy_config_route_v3.ScopedRouteConfiguration_Key
+		fragments [1]*envoy_config_route_v3.ScopedRouteConfiguration_Key_Fragment
+		fragment  envoy_config_route_v3.ScopedRouteConfiguration_Key_Fragment
+		stringKey envoy_config_route_v3.ScopedRouteConfiguration_Key_Fragment_StringKey
+	}{}
+	b.stringKey.StringKey = vh.FQDN
+	b.fragment.Type = &b.stringKey
+	b.fragments[0] = &b.fragment
+	b.key.Fragments = b.fragments[:]
+	b.scope.Name, b.scope.RouteConfigurationName, b.scope.Key = name, name, &b.key
+	return &b.scope
 }
 
 // plainHosts returns the FQDNs of the plain-HTTP virtual hosts, which

@@ -65,6 +65,9 @@ func Marshal(m proto.Message) ([]byte, error) {
 		if vtDeterministic(m) {
 			return vt.MarshalVTStrict()
 		}
+		if b, ok := marshalVTSorted(m); ok {
+			return b, nil
+		}
 		return marshalSorted(m)
 	}
 	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
@@ -75,8 +78,9 @@ func Marshal(m proto.Message) ([]byte, error) {
 // configurations carry maps of several entries (typed_per_filter_config
 // with the RBAC, rate limit, CORS and authorization settings of a route,
 // and the owner metadata), which vtproto writes in random order: they go
-// through marshalSorted, which sorts them as the reflection encoder's
-// Deterministic option does.
+// through marshalVTSorted, which sorts vtproto's map entries in place as
+// the reflection encoder's Deterministic option orders them, or, when it
+// cannot, marshalSorted, which writes them sorted.
 // Every other type Switchyard serves keeps its maps to one entry or
 // packs them into Anys encoded deterministically; the vtprotobuf build
 // of the engine's tests (make unit-vtproto) fails if that changes.

@@ -150,8 +150,8 @@ func TestMarshalSortedRoundTrips(t *testing.T) {
 	}
 }
 
-// BenchmarkMarshalSorted compares marshalSorted with protobuf-go's
-// deterministic encoder on a route configuration of 20 routes.
+// BenchmarkMarshalSorted compares marshalSorted and marshalVTSorted with
+// protobuf-go's deterministic encoder on a route configuration of 20 routes.
 func BenchmarkMarshalSorted(b *testing.B) {
 	m := sortedSample(&testing.T{}, 3)
 	vh := m.VirtualHosts[0]
@@ -163,6 +163,17 @@ func BenchmarkMarshalSorted(b *testing.B) {
 		for b.Loop() {
 			if _, err := marshalSorted(m); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoder=vtsorted", func(b *testing.B) {
+		if _, ok := marshalVTSorted(m); !ok {
+			b.Skip("needs -tags vtprotobuf")
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := marshalVTSorted(m); !ok {
+				b.Fatal("marshalVTSorted gave up")
 			}
 		}
 	})
