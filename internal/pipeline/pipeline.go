@@ -67,7 +67,11 @@ type Pipeline struct {
 	warming bool
 }
 
-// New returns a pipeline feeding the cache.
+// New returns a pipeline feeding the cache. With a nil cache it feeds
+// none, for a caller that reads one build and serves nothing (render):
+// every group's build is still gated, so Served, Rejected and Statuses are
+// what a served pipeline's would be, but nothing is staged or published,
+// which would only cost the time and the memory of a copy never read.
 func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -91,10 +95,12 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 		stagers: map[xdsres.Group]*stager{},
 		gate:    NewGate(),
 	}
-	for _, g := range groups {
-		p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
+	if c != nil {
+		for _, g := range groups {
+			p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
+		}
+		c.SetDefaultGateway(cfg.DAG.IngressClassName)
 	}
-	c.SetDefaultGateway(cfg.DAG.IngressClassName)
 	p.newGateways()
 	return p
 }
@@ -153,7 +159,7 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 }
 
 // publish passes every group's changes through the gate, stages what
-// passed and hands the cache what is due.
+// passed and hands the cache what is due, when there is a cache.
 func (p *Pipeline) publish(delta *incremental.Delta) error {
 	now := p.cfg.Now()
 	p.gate.Begin()
@@ -161,6 +167,12 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 	for _, g := range groups {
 		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
 		p.withheld(fresh)
+		for t, byName := range served {
+			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdsres.ShortType(t)).Set(float64(len(byName)))
+		}
+		if p.cache == nil {
+			continue
+		}
 		var out []xdsres.Change
 		if p.warming {
 			out = unstaged(served, changes, delta.All)
@@ -169,9 +181,6 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 		}
 		if err := p.cache.Update(g.name, out); err != nil {
 			return err
-		}
-		for t, byName := range served {
-			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdsres.ShortType(t)).Set(float64(len(byName)))
 		}
 	}
 	return nil
@@ -262,7 +271,11 @@ func (p *Pipeline) scope(changes []objects.Change) (incremental.Changes, bool) {
 func (p *Pipeline) Tick() (time.Time, error) {
 	now := p.cfg.Now()
 	for _, g := range groups {
-		if err := p.cache.Update(g.name, p.stagers[g.name].tick(now)); err != nil {
+		s := p.stagers[g.name]
+		if s == nil {
+			continue // no cache: nothing is staged
+		}
+		if err := p.cache.Update(g.name, s.tick(now)); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -278,8 +291,8 @@ func (p *Pipeline) Tick() (time.Time, error) {
 func (p *Pipeline) next() time.Time {
 	var next time.Time
 	now := p.cfg.Now()
-	for _, g := range groups {
-		if t := p.stagers[g.name].next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+	for _, s := range p.stagers {
+		if t := s.next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
