@@ -165,14 +165,15 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 	p.gate.Begin()
 	defer p.gate.End()
 	for _, g := range groups {
-		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
-		p.withheld(fresh)
-		for t, byName := range served {
-			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdsres.ShortType(t)).Set(float64(len(byName)))
-		}
 		if p.cache == nil {
+			// Nothing is staged: what changed is not listed.
+			served, _, _, fresh := p.gate.pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
+			p.withheld(fresh)
+			p.countServed(g.name, served)
 			continue
 		}
+		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
+		p.withheld(fresh)
 		var out []xdsres.Change
 		if p.warming {
 			out = unstaged(served, changes, delta.All)
@@ -182,8 +183,17 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 		if err := p.cache.Update(g.name, out); err != nil {
 			return err
 		}
+		p.countServed(g.name, served)
 	}
 	return nil
+}
+
+// countServed sets the gauges of how many resources of each type a group
+// is served.
+func (p *Pipeline) countServed(g xdsres.Group, served incremental.Targets) {
+	for t, byName := range served {
+		p.cfg.Metrics.Resources.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(len(byName)))
+	}
 }
 
 // Statuses returns the status of every object, as of the last batch,
@@ -252,7 +262,7 @@ func (p *Pipeline) Snapshot() *objects.Snapshot { return p.snap }
 // also reports whether the batch changes only endpoints (slices and
 // nodes).
 func (p *Pipeline) scope(changes []objects.Change) (incremental.Changes, bool) {
-	ch := incremental.Changes{Endpoints: map[types.NamespacedName]bool{}}
+	ch := incremental.Changes{Objects: make([]objects.Key, 0, len(changes)), Endpoints: map[types.NamespacedName]bool{}}
 	endpointsOnly := true
 	for _, c := range changes {
 		ch.Objects = append(ch.Objects, c.Key)
@@ -307,7 +317,10 @@ func (p *Pipeline) next() time.Time {
 // SnapshotChanges lists every object of a snapshot as an upsert: the
 // first batch of a pipeline that builds the snapshot whole.
 func SnapshotChanges(snap *objects.Snapshot) []objects.Change {
-	var out []objects.Change
+	// Sized at once: a snapshot of 10,000 proxies has over 100,000 objects.
+	out := make([]objects.Change, 0, len(snap.HTTPProxies)+len(snap.ExtensionServices)+len(snap.Delegations)+
+		len(snap.Services)+len(snap.EndpointSlices)+len(snap.Secrets)+len(snap.Nodes)+len(snap.Namespaces)+
+		len(snap.TrafficSplits)+len(snap.HTTPRouteGroups)+len(snap.TrafficTargets)+len(snap.Pods))
 	add := func(kind objects.Kind, nn types.NamespacedName, obj runtime.Object) {
 		out = append(out, objects.Change{Key: objects.NewKey(kind, nn), Object: obj})
 	}
