@@ -30,6 +30,8 @@ func (p *Pipeline) newGateways() {
 		}
 		cfg := p.cfg
 		cfg.Gateways = nil
+		// Its own maps: a batch is applied to every gateway's snapshot.
+		cfg.Snapshot = nil
 		cfg.DAG.IngressClassName = name
 		cfg.Metrics = p.cfg.Metrics.forGateway()
 		var c *xdscache.Cache

@@ -43,6 +43,12 @@ type Config struct {
 	// (DAG.IngressClassName), each named for the ingress class of its
 	// proxies (gateways.go).
 	Gateways []string
+	// Snapshot, when set, is the snapshot the pipeline starts from
+	// instead of an empty one, and owns from then on; ApplySnapshot
+	// builds what it holds. For a caller that has read every object
+	// already (render): applying them one by one to a new snapshot would
+	// make a second copy of its maps.
+	Snapshot *objects.Snapshot
 }
 
 // Pipeline owns the snapshot and the engine that builds from it.
@@ -88,7 +94,10 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	snap := objects.NewSnapshot()
+	snap := cfg.Snapshot
+	if snap == nil {
+		snap = objects.NewSnapshot()
+	}
 	p := &Pipeline{
 		cfg: cfg, cache: c, snap: snap,
 		engine:  incremental.New(snap, incremental.Config{DAG: cfg.DAG, Translator: cfg.Translator, Log: cfg.Log, Inspect: inspectEncoded}),
@@ -124,10 +133,23 @@ type Result struct {
 
 // Apply applies a batch of changes and updates the cache.
 func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
+	return p.apply(changes, false)
+}
+
+// ApplySnapshot applies every object of the pipeline's snapshot as a
+// batch (SnapshotChanges): the first build of one made with
+// Config.Snapshot. The snapshot holds them already, and applying an
+// object it holds changes nothing, so they are not applied again.
+func (p *Pipeline) ApplySnapshot() (Result, error) {
+	return p.apply(SnapshotChanges(p.snap), true)
+}
+
+// apply is Apply; held says that the snapshot holds the changes already.
+func (p *Pipeline) apply(changes []objects.Change, held bool) (Result, error) {
 	start := time.Now()
 	ch, endpointsOnly := p.scope(changes)
-	for _, c := range changes {
-		if err := p.snap.Apply(c); err != nil {
+	for i := 0; i < len(changes) && !held; i++ {
+		if err := p.snap.Apply(changes[i]); err != nil {
 			return Result{}, err
 		}
 	}

@@ -76,10 +76,11 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 		return nil, fmt.Errorf("unknown group %q: use one of %s", group, strings.Join(xdsres.Names(), ", "))
 	}
 	// No cache: render serves nothing, so nothing is staged or published.
-	p := pipeline.New(nil, pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler)})
+	// The pipeline builds from snap itself rather than from a copy.
+	p := pipeline.New(nil, pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler), Snapshot: snap})
 	// An error is a resource that does not encode, which the engine left
 	// out, as serve does.
-	_, _ = p.Apply(pipeline.SnapshotChanges(snap))
+	_, _ = p.ApplySnapshot()
 	byType := inWireOrder(p.Served(group))
 	out := &Output{Statuses: p.Statuses()}
 	if opts.Encoded {
