@@ -119,11 +119,33 @@ func (gt *Gate) End() { gt.inspected, gt.early = nil, nil }
 // later calls) and what changed in those, with fresh counting every
 // resource that newly failed.
 func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, out map[string]map[string]incremental.Change, fresh []Rejection) {
+	served, examine, prev, fresh := gt.pass(g, target, changes, all)
+	srv := typeCursor{targets: served}
+	for _, tn := range examine {
+		now := srv.of(tn.typ)[tn.name]
+		if now == prev[tn] {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]incremental.Change{}
+		}
+		if out[tn.typ] == nil {
+			out[tn.typ] = map[string]incremental.Change{}
+		}
+		out[tn.typ][tn.name] = incremental.Change{Old: prev[tn], New: now}
+	}
+	return served, out, fresh
+}
+
+// pass is Pass without the list of what changed in what is served, which
+// only staging reads: on a first build it is every resource of every
+// group. It returns what it examined and what was served of it before.
+func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, examine []typeName, prev map[typeName]*xdsres.Resource, fresh []Rejection) {
 	served = gt.servedOf(g, target)
-	examine := gt.toExamine(g, target, changes, all)
+	examine = gt.toExamine(g, target, changes, all)
 	// prev holds only what was served: a first build serves nothing
 	// yet, and every resource of it would be a nil entry.
-	prev := make(map[typeName]*xdsres.Resource)
+	prev = make(map[typeName]*xdsres.Resource)
 	before := make(map[incremental.ResourceRef]rejected)
 	srv := typeCursor{targets: served}
 	for _, tn := range examine {
@@ -152,24 +174,13 @@ func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[str
 	held := gt.held[g]
 	tgt := typeCursor{targets: target}
 	for _, tn := range examine {
-		now := srv.of(tn.typ)[tn.name]
-		if now != tgt.of(tn.typ)[tn.name] {
+		if srv.of(tn.typ)[tn.name] != tgt.of(tn.typ)[tn.name] {
 			held[tn] = true
 		} else {
 			delete(held, tn)
 		}
-		if now == prev[tn] {
-			continue
-		}
-		if out == nil {
-			out = map[string]map[string]incremental.Change{}
-		}
-		if out[tn.typ] == nil {
-			out[tn.typ] = map[string]incremental.Change{}
-		}
-		out[tn.typ][tn.name] = incremental.Change{Old: prev[tn], New: now}
 	}
-	return served, out, fresh
+	return served, examine, prev, fresh
 }
 
 func (gt *Gate) servedOf(g xdsres.Group, target incremental.Targets) incremental.Targets {

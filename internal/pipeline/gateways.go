@@ -30,9 +30,15 @@ func (p *Pipeline) newGateways() {
 		}
 		cfg := p.cfg
 		cfg.Gateways = nil
+		// Its own maps: a batch is applied to every gateway's snapshot.
+		cfg.Snapshot = nil
 		cfg.DAG.IngressClassName = name
 		cfg.Metrics = p.cfg.Metrics.forGateway()
-		p.gateways = append(p.gateways, New(p.cache.AddGateway(name), cfg))
+		var c *xdscache.Cache
+		if p.cache != nil {
+			c = p.cache.AddGateway(name)
+		}
+		p.gateways = append(p.gateways, New(c, cfg))
 	}
 }
 
@@ -112,7 +118,7 @@ func (p *Pipeline) ServedBy(k objects.Key) *Pipeline {
 	return p
 }
 
-// Cache returns the cache the pipeline feeds.
+// Cache returns the cache the pipeline feeds, nil when it feeds none.
 func (p *Pipeline) Cache() *xdscache.Cache { return p.cache }
 
 // OwnStatuses returns the statuses of what this pipeline's gateway read,

@@ -43,6 +43,12 @@ type Config struct {
 	// (DAG.IngressClassName), each named for the ingress class of its
 	// proxies (gateways.go).
 	Gateways []string
+	// Snapshot, when set, is the snapshot the pipeline starts from
+	// instead of an empty one, and owns from then on; ApplySnapshot
+	// builds what it holds. For a caller that has read every object
+	// already (render): applying them one by one to a new snapshot would
+	// make a second copy of its maps.
+	Snapshot *objects.Snapshot
 }
 
 // Pipeline owns the snapshot and the engine that builds from it.
@@ -67,7 +73,11 @@ type Pipeline struct {
 	warming bool
 }
 
-// New returns a pipeline feeding the cache.
+// New returns a pipeline feeding the cache. With a nil cache it feeds
+// none, for a caller that reads one build and serves nothing (render):
+// every group's build is still gated, so Served, Rejected and Statuses are
+// what a served pipeline's would be, but nothing is staged or published,
+// which would only cost the time and the memory of a copy never read.
 func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -84,7 +94,10 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	snap := objects.NewSnapshot()
+	snap := cfg.Snapshot
+	if snap == nil {
+		snap = objects.NewSnapshot()
+	}
 	gate := NewGate()
 	p := &Pipeline{
 		cfg: cfg, cache: c, snap: snap,
@@ -92,10 +105,12 @@ func New(c *xdscache.Cache, cfg Config) *Pipeline {
 		stagers: map[xdsres.Group]*stager{},
 		gate:    gate,
 	}
-	for _, g := range groups {
-		p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
+	if c != nil {
+		for _, g := range groups {
+			p.stagers[g.name] = newStager(g.staged, g.warmupRoutes, cfg.Warmup, cfg.Linger)
+		}
+		c.SetDefaultGateway(cfg.DAG.IngressClassName)
 	}
-	c.SetDefaultGateway(cfg.DAG.IngressClassName)
 	p.newGateways()
 	return p
 }
@@ -119,10 +134,23 @@ type Result struct {
 
 // Apply applies a batch of changes and updates the cache.
 func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
+	return p.apply(changes, false)
+}
+
+// ApplySnapshot applies every object of the pipeline's snapshot as a
+// batch (SnapshotChanges): the first build of one made with
+// Config.Snapshot. The snapshot holds them already, and applying an
+// object it holds changes nothing, so they are not applied again.
+func (p *Pipeline) ApplySnapshot() (Result, error) {
+	return p.apply(SnapshotChanges(p.snap), true)
+}
+
+// apply is Apply; held says that the snapshot holds the changes already.
+func (p *Pipeline) apply(changes []objects.Change, held bool) (Result, error) {
 	start := time.Now()
 	ch, endpointsOnly := p.scope(changes)
-	for _, c := range changes {
-		if err := p.snap.Apply(c); err != nil {
+	for i := 0; i < len(changes) && !held; i++ {
+		if err := p.snap.Apply(changes[i]); err != nil {
 			return Result{}, err
 		}
 	}
@@ -159,12 +187,19 @@ func (p *Pipeline) Apply(changes []objects.Change) (Result, error) {
 }
 
 // publish passes every group's changes through the gate, stages what
-// passed and hands the cache what is due.
+// passed and hands the cache what is due, when there is a cache.
 func (p *Pipeline) publish(delta *incremental.Delta) error {
 	now := p.cfg.Now()
 	p.gate.Begin()
 	defer p.gate.End()
 	for _, g := range groups {
+		if p.cache == nil {
+			// Nothing is staged: what changed is not listed.
+			served, _, _, fresh := p.gate.pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
+			p.withheld(fresh)
+			p.countServed(g.name, served)
+			continue
+		}
 		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
 		p.withheld(fresh)
 		var out []xdsres.Change
@@ -176,11 +211,17 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 		if err := p.cache.Update(g.name, out); err != nil {
 			return err
 		}
-		for t, byName := range served {
-			p.cfg.Metrics.Resources.WithLabelValues(string(g.name), xdsres.ShortType(t)).Set(float64(len(byName)))
-		}
+		p.countServed(g.name, served)
 	}
 	return nil
+}
+
+// countServed sets the gauges of how many resources of each type a group
+// is served.
+func (p *Pipeline) countServed(g xdsres.Group, served incremental.Targets) {
+	for t, byName := range served {
+		p.cfg.Metrics.Resources.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(len(byName)))
+	}
 }
 
 // Statuses returns the status of every object, as of the last batch,
@@ -249,7 +290,7 @@ func (p *Pipeline) Snapshot() *objects.Snapshot { return p.snap }
 // also reports whether the batch changes only endpoints (slices and
 // nodes).
 func (p *Pipeline) scope(changes []objects.Change) (incremental.Changes, bool) {
-	ch := incremental.Changes{Endpoints: map[types.NamespacedName]bool{}}
+	ch := incremental.Changes{Objects: make([]objects.Key, 0, len(changes)), Endpoints: map[types.NamespacedName]bool{}}
 	endpointsOnly := true
 	for _, c := range changes {
 		ch.Objects = append(ch.Objects, c.Key)
@@ -268,7 +309,11 @@ func (p *Pipeline) scope(changes []objects.Change) (incremental.Changes, bool) {
 func (p *Pipeline) Tick() (time.Time, error) {
 	now := p.cfg.Now()
 	for _, g := range groups {
-		if err := p.cache.Update(g.name, p.stagers[g.name].tick(now)); err != nil {
+		s := p.stagers[g.name]
+		if s == nil {
+			continue // no cache: nothing is staged
+		}
+		if err := p.cache.Update(g.name, s.tick(now)); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -284,8 +329,8 @@ func (p *Pipeline) Tick() (time.Time, error) {
 func (p *Pipeline) next() time.Time {
 	var next time.Time
 	now := p.cfg.Now()
-	for _, g := range groups {
-		if t := p.stagers[g.name].next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+	for _, s := range p.stagers {
+		if t := s.next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
@@ -300,7 +345,10 @@ func (p *Pipeline) next() time.Time {
 // SnapshotChanges lists every object of a snapshot as an upsert: the
 // first batch of a pipeline that builds the snapshot whole.
 func SnapshotChanges(snap *objects.Snapshot) []objects.Change {
-	var out []objects.Change
+	// Sized at once: a snapshot of 10,000 proxies has over 100,000 objects.
+	out := make([]objects.Change, 0, len(snap.HTTPProxies)+len(snap.ExtensionServices)+len(snap.Delegations)+
+		len(snap.Services)+len(snap.EndpointSlices)+len(snap.Secrets)+len(snap.Nodes)+len(snap.Namespaces)+
+		len(snap.TrafficSplits)+len(snap.HTTPRouteGroups)+len(snap.TrafficTargets)+len(snap.Pods))
 	add := func(kind objects.Kind, nn types.NamespacedName, obj runtime.Object) {
 		out = append(out, objects.Change{Key: objects.NewKey(kind, nn), Object: obj})
 	}

@@ -48,8 +48,8 @@ func (p *Pipeline) EndWarmup() error {
 			return err
 		}
 	}
-	for _, g := range groups {
-		p.stagers[g.name].settle(p.gate.served[g.name])
+	for g, s := range p.stagers {
+		s.settle(p.gate.served[g])
 	}
 	for _, gw := range p.gateways {
 		if err := gw.EndWarmup(); err != nil {
@@ -79,6 +79,9 @@ func (p *Pipeline) regate() error {
 	for _, g := range groups {
 		served, _, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), nil, true)
 		p.withheld(fresh)
+		if p.cache == nil {
+			continue
+		}
 		if err := p.cache.Update(g.name, targetsDiff(old.served[g.name], served)); err != nil {
 			return err
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/translator"
-	"github.com/switchyard-dev/switchyard/internal/xdscache"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
@@ -64,8 +63,8 @@ type Options struct {
 }
 
 // Run builds the snapshot the way serve does — the incremental engine,
-// then the gate before the cache (internal/pipeline) — and returns what the
-// gate lets through to the group's clients. Resources the gate withholds
+// then the gate (internal/pipeline), with no cache behind it — and returns
+// what the gate lets through to the group's clients. Resources the gate withholds
 // are left out, and the objects that made them report why, whichever group
 // they were for.
 func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
@@ -76,10 +75,12 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 	if !slices.Contains(xdsres.Names(), string(group)) {
 		return nil, fmt.Errorf("unknown group %q: use one of %s", group, strings.Join(xdsres.Names(), ", "))
 	}
-	p := pipeline.New(xdscache.New(), pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler)})
+	// No cache: render serves nothing, so nothing is staged or published.
+	// The pipeline builds from snap itself rather than from a copy.
+	p := pipeline.New(nil, pipeline.Config{DAG: opts.DAG, Translator: opts.Translator, Log: slog.New(slog.DiscardHandler), Snapshot: snap})
 	// An error is a resource that does not encode, which the engine left
 	// out, as serve does.
-	_, _ = p.Apply(pipeline.SnapshotChanges(snap))
+	_, _ = p.ApplySnapshot()
 	byType := inWireOrder(p.Served(group))
 	out := &Output{Statuses: p.Statuses()}
 	if opts.Encoded {
