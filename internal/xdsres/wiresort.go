@@ -34,10 +34,12 @@ func marshalVTSorted(m proto.Message) ([]byte, bool) {
 		return nil, false
 	}
 	b, err := vt.MarshalVTStrict()
-	if err != nil || !sortWireMaps(b, p) {
+	if err != nil {
 		return nil, false
 	}
-	return b, true
+	// Without a plan no map lies below m: vtproto's bytes are the sorted
+	// ones.
+	return b, p == nil || sortWireMaps(b, p)
 }
 
 // wirePlan lists the fields of a message type through which a map is

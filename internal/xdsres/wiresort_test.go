@@ -8,6 +8,7 @@ import (
 
 	envoy_config_core_v3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	envoy_type_v3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -173,4 +174,18 @@ func randomStruct(rng *rand.Rand, depth int) *structpb.Struct {
 		s.Fields[randomKeys[rng.IntN(len(randomKeys))]] = v
 	}
 	return s
+}
+
+// TestVTSortedWithoutMaps checks a type with no map below it: vtproto's
+// own bytes.
+func TestVTSortedWithoutMaps(t *testing.T) {
+	m := &envoy_type_v3.FractionalPercent{Numerator: 7, Denominator: envoy_type_v3.FractionalPercent_TEN_THOUSAND}
+	got, ok := vtSortedOrSkip(t, m)
+	want, err := marshalSorted(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok || !bytes.Equal(got, want) {
+		t.Fatalf("marshalVTSorted %x (%v), marshalSorted %x", got, ok, want)
+	}
 }
