@@ -68,11 +68,13 @@ func (s *Source) handOver(w *watch, obj runtime.Object) {
 	if !ok {
 		return
 	}
-	if _, err := s.trim(obj); err != nil {
+	t, err := s.trim(obj)
+	if err != nil {
 		return
 	}
 	s.mu.Lock()
-	s.early[key] = obj
+	s.early[key] = t.(runtime.Object)
+	s.earlyFrom[key] = obj
 	s.dirty[key] = struct{}{}
 	w.front = max(w.front, key.Namespace)
 	s.mu.Unlock()
@@ -104,16 +106,19 @@ func (s *Source) waitsForServices(k objects.Key) bool {
 }
 
 // transformOnce is the informers' transform: it leaves the objects
-// transformed early as they are, since a build may be reading them.
+// transformed early as they are, since a build may be reading them, and
+// hands over the early form of an object it was made from (a Service's
+// or an EndpointSlice's is another object).
 func (s *Source) transformOnce(kind objects.Kind) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		if ro, ok := obj.(runtime.Object); ok {
 			if key, ok := keyOf(kind, ro); ok {
 				s.mu.Lock()
-				early := s.early[key] == ro
+				early, ok := s.early[key]
+				ok = ok && (early == ro || s.earlyFrom[key] == ro)
 				s.mu.Unlock()
-				if early {
-					return obj, nil
+				if ok {
+					return early, nil
 				}
 			}
 		}
@@ -127,6 +132,7 @@ func (s *Source) transformOnce(kind objects.Kind) cache.TransformFunc {
 func (s *Source) informed(key objects.Key, obj any) bool {
 	if e, ok := s.early[key]; ok && any(e) == obj {
 		delete(s.early, key)
+		delete(s.earlyFrom, key)
 		return true
 	}
 	return false
@@ -154,6 +160,7 @@ func (s *Source) dropEarly() {
 		s.dirty[key] = struct{}{}
 	}
 	clear(s.early)
+	clear(s.earlyFrom)
 }
 
 func keyOf(kind objects.Kind, obj runtime.Object) (objects.Key, bool) {

@@ -80,18 +80,25 @@ func sameSpec(a, b runtime.Object) bool {
 	return errA == nil && errB == nil && ma.GetGeneration() == mb.GetGeneration() && sameMeta(a, b)
 }
 
+// sameService and sameSlice compare the forms the informers cache
+// (transform): everything of them but the resourceVersion.
 func sameService(a, b runtime.Object) bool {
-	sa, okA := a.(*corev1.Service)
-	sb, okB := b.(*corev1.Service)
-	return okA && okB && sameMeta(a, b) && equality.Semantic.DeepEqual(sa.Spec, sb.Spec)
+	sa, okA := a.(*objects.Service)
+	sb, okB := b.(*objects.Service)
+	return okA && okB && sameBut(*sa, *sb, func(s *objects.Service) { s.ResourceVersion = "" })
 }
 
 func sameSlice(a, b runtime.Object) bool {
-	ea, okA := a.(*discoveryv1.EndpointSlice)
-	eb, okB := b.(*discoveryv1.EndpointSlice)
-	return okA && okB && sameMeta(a, b) && ea.AddressType == eb.AddressType &&
-		equality.Semantic.DeepEqual(ea.Endpoints, eb.Endpoints) &&
-		equality.Semantic.DeepEqual(ea.Ports, eb.Ports)
+	ea, okA := a.(*objects.EndpointSlice)
+	eb, okB := b.(*objects.EndpointSlice)
+	return okA && okB && sameBut(*ea, *eb, func(es *objects.EndpointSlice) { es.ResourceVersion = "" })
+}
+
+// sameBut compares copies of a and b after drop.
+func sameBut[T any](a, b T, drop func(*T)) bool {
+	drop(&a)
+	drop(&b)
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 func sameSecret(a, b runtime.Object) bool {

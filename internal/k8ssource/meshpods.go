@@ -55,7 +55,7 @@ func (s *Source) updateMeshNamespaces(dirty map[objects.Key]struct{}) {
 		switch o := s.lookup(k).(type) {
 		case *corev1.Namespace:
 			m.annotated[ns] = o.Annotations[objects.MeshAnnotation] == "true"
-		case *corev1.Service:
+		case *objects.Service:
 			m.setService(k, o.Annotations[objects.MeshAnnotation] == "true")
 		default: // deleted
 			if k.Kind == objects.KindNamespace {

@@ -64,8 +64,11 @@ type Source struct {
 	dirty   map[objects.Key]struct{}
 	// early are the objects of the informers' initial lists read before
 	// the informers have them (early.go).
-	early    map[objects.Key]runtime.Object
-	kindInfo map[objects.Kind]*kindInfo
+	early map[objects.Key]runtime.Object
+	// earlyFrom is the decoded object each early one was made from,
+	// which the informer's transform is handed again (early.go).
+	earlyFrom map[objects.Key]runtime.Object
+	kindInfo  map[objects.Kind]*kindInfo
 
 	// Owned by the goroutine that calls Start, then Run.
 	refs     *secretRefs
@@ -95,15 +98,16 @@ func New(cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("k8ssource: no REST config")
 	}
 	s := &Source{
-		log:      cfg.Log,
-		byKind:   map[objects.Kind]map[string]*watch{},
-		wake:     make(chan struct{}, 1),
-		dirty:    map[objects.Key]struct{}{},
-		early:    map[objects.Key]runtime.Object{},
-		kindInfo: map[objects.Kind]*kindInfo{},
-		refs:     newSecretRefs(cfg.Secrets...),
-		emitted:  map[objects.Key]runtime.Object{},
-		onSynced: cfg.OnSynced,
+		log:       cfg.Log,
+		byKind:    map[objects.Kind]map[string]*watch{},
+		wake:      make(chan struct{}, 1),
+		dirty:     map[objects.Key]struct{}{},
+		early:     map[objects.Key]runtime.Object{},
+		earlyFrom: map[objects.Key]runtime.Object{},
+		kindInfo:  map[objects.Kind]*kindInfo{},
+		refs:      newSecretRefs(cfg.Secrets...),
+		emitted:   map[objects.Key]runtime.Object{},
+		onSynced:  cfg.OnSynced,
 	}
 	if s.log == nil {
 		s.log = slog.Default()

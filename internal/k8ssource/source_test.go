@@ -215,7 +215,7 @@ func TestInitialSet(t *testing.T) {
 	if n := r.initial[want[4]].(*corev1.Node); !objects.Drained(n.Annotations) {
 		t.Errorf("node annotations lost: %v", n.Annotations)
 	}
-	hosted, _ := r.initial[objects.Key{Kind: objects.KindService, Namespace: ns, Name: "hosted"}].(*corev1.Service)
+	hosted, _ := r.initial[objects.Key{Kind: objects.KindService, Namespace: ns, Name: "hosted"}].(*objects.Service)
 	if hosted == nil || hosted.Spec.Type != corev1.ServiceTypeExternalName || hosted.Spec.ExternalName != "api.vendor.example.net" || len(hosted.Spec.Ports) != 1 {
 		t.Errorf("ExternalName Service not passed on whole: %v", hosted)
 	}

@@ -30,7 +30,10 @@ import (
 //     tokens, registry credentials, Helm releases do not).
 //
 // The informer hands it a freshly decoded object that nothing
-// else references yet, so it is changed in place.
+// else references yet, so it is changed in place; a Service or an
+// EndpointSlice is returned in the form a snapshot holds it
+// (objects.Held), which is what the informer then caches. Given an
+// object it returned, it returns it as it is.
 func transform(obj any, compact func(runtime.Object)) (any, error) {
 	ro, ok := obj.(runtime.Object)
 	if _, err := meta.Accessor(obj); err != nil || !ok {
@@ -51,7 +54,9 @@ func transform(obj any, compact func(runtime.Object)) (any, error) {
 			o.Data, o.StringData = nil, nil
 		}
 	}
-	return obj, nil
+	// Services and EndpointSlices are cached in the form a snapshot holds
+	// them, so that a cluster's are held once.
+	return objects.Held(ro), nil
 }
 
 // keepsData reports whether a Secret of this type may hold a certificate

@@ -1,5 +1,8 @@
 // Package objects holds the typed Kubernetes objects Switchyard reads, as a
-// snapshot that sources fill and the DAG builder reads.
+// snapshot that sources fill and the DAG builder reads. Services and
+// EndpointSlices, which a cluster has by the hundred thousand, are held in
+// compact types of this package (Service, EndpointSlice) that keep only
+// what a build reads.
 //
 // A Snapshot is changed only through Apply, by the one goroutine that also
 // runs builds, so a build always sees a consistent set of objects without

@@ -21,6 +21,9 @@ import (
 // over.
 type Service struct {
 	Namespace, Name string
+	// ResourceVersion is the API server's, for the Kubernetes source's
+	// informers, which tell an update from a resync by it.
+	ResourceVersion string
 	// Annotations are those of the Kubernetes object, less what Compact
 	// drops: builds read the drain, mesh and upstream annotations.
 	Annotations map[string]string
@@ -41,9 +44,10 @@ type ServiceSpec struct {
 // ports: svc must not be changed after.
 func CompactService(svc *corev1.Service) *Service {
 	return &Service{
-		Namespace:   svc.Namespace,
-		Name:        svc.Name,
-		Annotations: svc.Annotations,
+		Namespace:       svc.Namespace,
+		Name:            svc.Name,
+		ResourceVersion: svc.ResourceVersion,
+		Annotations:     svc.Annotations,
 		Spec: ServiceSpec{
 			Type:         svc.Spec.Type,
 			ExternalName: svc.Spec.ExternalName,
@@ -58,7 +62,7 @@ func CompactService(svc *corev1.Service) *Service {
 func (svc *Service) Kubernetes() *corev1.Service {
 	out := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name, Annotations: maps.Clone(svc.Annotations)},
+		ObjectMeta: svc.objectMeta(),
 		Spec: corev1.ServiceSpec{
 			Type:         svc.Spec.Type,
 			ExternalName: svc.Spec.ExternalName,
@@ -70,6 +74,18 @@ func (svc *Service) Kubernetes() *corev1.Service {
 		svc.Spec.Ports[i].DeepCopyInto(&out.Spec.Ports[i])
 	}
 	return out
+}
+
+// GetObjectMeta returns a copy of the Service's metadata, for
+// meta.Accessor (the informers' key function): setting a field of it
+// changes nothing.
+func (svc *Service) GetObjectMeta() metav1.Object {
+	m := svc.objectMeta()
+	return &m
+}
+
+func (svc *Service) objectMeta() metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name, ResourceVersion: svc.ResourceVersion, Annotations: maps.Clone(svc.Annotations)}
 }
 
 // GetObjectKind reports v1 Service, which every Service is: it holds no

@@ -23,6 +23,9 @@ import (
 // (port names, zones, node names) is shared as Compact shares them.
 type EndpointSlice struct {
 	Namespace, Name string
+	// ResourceVersion is the API server's, for the Kubernetes source's
+	// informers, which tell an update from a resync by it.
+	ResourceVersion string
 	// Service is the value of the kubernetes.io/service-name label, ""
 	// when the slice has none: it then belongs to no Service.
 	Service     string
@@ -109,12 +112,13 @@ func (s EndpointState) get(set, on EndpointState) *bool {
 // shares. es is left as it was.
 func CompactSlice(es *discoveryv1.EndpointSlice) *EndpointSlice {
 	out := &EndpointSlice{
-		Namespace:   Intern(es.Namespace),
-		Name:        es.Name,
-		Service:     es.Labels[ServiceNameLabel],
-		AddressType: discoveryv1.AddressType(Intern(string(es.AddressType))),
-		Ports:       make([]discoveryv1.EndpointPort, len(es.Ports)),
-		Endpoints:   make([]Endpoint, len(es.Endpoints)),
+		Namespace:       Intern(es.Namespace),
+		Name:            es.Name,
+		ResourceVersion: es.ResourceVersion,
+		Service:         es.Labels[ServiceNameLabel],
+		AddressType:     discoveryv1.AddressType(Intern(string(es.AddressType))),
+		Ports:           make([]discoveryv1.EndpointPort, len(es.Ports)),
+		Endpoints:       make([]Endpoint, len(es.Endpoints)),
 	}
 	for i, p := range es.Ports {
 		out.Ports[i] = discoveryv1.EndpointPort{
@@ -134,7 +138,7 @@ func CompactSlice(es *discoveryv1.EndpointSlice) *EndpointSlice {
 func (es *EndpointSlice) Kubernetes() *discoveryv1.EndpointSlice {
 	out := &discoveryv1.EndpointSlice{
 		TypeMeta:    metav1.TypeMeta{APIVersion: discoveryv1.SchemeGroupVersion.String(), Kind: "EndpointSlice"},
-		ObjectMeta:  metav1.ObjectMeta{Namespace: es.Namespace, Name: es.Name},
+		ObjectMeta:  es.objectMeta(),
 		AddressType: es.AddressType,
 		Ports:       make([]discoveryv1.EndpointPort, len(es.Ports)),
 		Endpoints:   make([]discoveryv1.Endpoint, len(es.Endpoints)),
@@ -144,9 +148,6 @@ func (es *EndpointSlice) Kubernetes() *discoveryv1.EndpointSlice {
 			Name: clonePtr(p.Name), Protocol: clonePtr(p.Protocol),
 			Port: clonePtr(p.Port), AppProtocol: clonePtr(p.AppProtocol),
 		}
-	}
-	if es.Service != "" {
-		out.Labels = map[string]string{ServiceNameLabel: es.Service}
 	}
 	for i := range es.Endpoints {
 		e := &es.Endpoints[i]
@@ -169,6 +170,21 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// GetObjectMeta returns a copy of the slice's metadata, for meta.Accessor
+// (the informers' key function): setting a field of it changes nothing.
+func (es *EndpointSlice) GetObjectMeta() metav1.Object {
+	m := es.objectMeta()
+	return &m
+}
+
+func (es *EndpointSlice) objectMeta() metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Namespace: es.Namespace, Name: es.Name, ResourceVersion: es.ResourceVersion}
+	if es.Service != "" {
+		m.Labels = map[string]string{ServiceNameLabel: es.Service}
+	}
+	return m
 }
 
 // GetObjectKind reports discovery.k8s.io/v1 EndpointSlice, which every
