@@ -49,10 +49,7 @@ func (e *Engine) settleDNS() {
 			e.dropDNS(name, prev)
 		}
 		d := &dnsEntry{winner: w, entry: ce}
-		if ce.dns == nil {
-			ce.dns = map[string]*dnsEntry{}
-		}
-		ce.dns[name] = d
+		ce.dns = append(ce.dns, d)
 		e.shared.dns[name] = d
 		fresh = append(fresh, d)
 	}
@@ -85,7 +82,7 @@ func (e *Engine) settleDNS() {
 }
 
 func (e *Engine) dropDNS(name string, d *dnsEntry) {
-	delete(d.entry.dns, name)
+	d.entry.dns = removeFirst(d.entry.dns, d)
 	delete(e.shared.dns, name)
 	e.set(xdsres.GroupDNS, resource.ClusterType, name, nil)
 	e.set(xdsres.GroupDNS, resource.EndpointType, name, nil)

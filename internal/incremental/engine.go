@@ -291,7 +291,7 @@ func (e *Engine) presize() {
 	e.claims.dns = make(map[string][]*dnsClaim, roots)
 	e.claims.touched = make(map[string]bool, roots)
 	e.shared.clusters = make(map[string]*clusterEntry, clusters)
-	e.shared.byService = make(map[types.NamespacedName][]*clusterEntry, services)
+	e.shared.byService = newServiceIndex(services)
 	e.shared.dns = make(map[string]*dnsEntry, roots)
 	n := proxies + len(s.ExtensionServices) + len(s.Delegations)
 	e.statuses.parts = make(map[objects.Key][]part, n)

@@ -112,15 +112,11 @@ func (e *Engine) Produced(k objects.Key) []ResourceRef {
 			}
 		}
 	case objects.KindService:
-		for _, ce := range e.shared.byService[nn] {
-			e.clusterProduced(&p, ce.cluster.Name, true)
-		}
+		e.shared.byService.each(nn, func(ce *clusterEntry) { e.clusterProduced(&p, ce.cluster.Name, true) })
 	case objects.KindEndpointSlice:
 		if es := e.snap.EndpointSlices[nn]; es != nil {
 			svc, _ := objects.SliceService(es)
-			for _, ce := range e.shared.byService[svc] {
-				e.clusterProduced(&p, ce.cluster.Name, false)
-			}
+			e.shared.byService.each(svc, func(ce *clusterEntry) { e.clusterProduced(&p, ce.cluster.Name, false) })
 		}
 	case objects.KindSecret:
 		each := func(secrets []*dag.Secret) {
@@ -282,7 +278,8 @@ func (e *Engine) clusterProduced(p *produced, name string, withCluster bool) {
 		p.add(g, resource.EndpointType, name)
 	}
 	if ce := e.shared.clusters[name]; ce != nil {
-		for dnsName := range ce.dns {
+		for _, d := range ce.dns {
+			dnsName := d.winner.name.Name
 			if withCluster {
 				p.add(xdsres.GroupDNS, resource.ClusterType, dnsName)
 			}

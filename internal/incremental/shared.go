@@ -22,36 +22,15 @@ import (
 type sharedTables struct {
 	clusters  map[string]*clusterEntry
 	secrets   map[string]*secretEntry
-	byService map[types.NamespacedName][]*clusterEntry
+	byService serviceIndex
 	dns       map[string]*dnsEntry
-	// slots back the first entry of byService's lists, which most
-	// Services never outgrow (see addByService).
-	slots []*clusterEntry
-}
-
-// slotBlock is how many of byService's first entries are allocated at once.
-const slotBlock = 256
-
-// addByService lists ce under one of its Services. A Service's first
-// cluster takes a slot of a shared block rather than a list of its own: a
-// first build adds a list per Service, tens of thousands; a second
-// cluster moves the list out of the block, as append does.
-func (t *sharedTables) addByService(svc types.NamespacedName, ce *clusterEntry) {
-	list := t.byService[svc]
-	if list == nil {
-		if len(t.slots) == 0 {
-			t.slots = make([]*clusterEntry, slotBlock)
-		}
-		list, t.slots = t.slots[:0:1], t.slots[1:]
-	}
-	t.byService[svc] = append(list, ce)
 }
 
 func newSharedTables() sharedTables {
 	return sharedTables{
 		clusters:  map[string]*clusterEntry{},
 		secrets:   map[string]*secretEntry{},
-		byService: map[types.NamespacedName][]*clusterEntry{},
+		byService: newServiceIndex(0),
 		dns:       map[string]*dnsEntry{},
 	}
 }
@@ -70,8 +49,10 @@ type clusterEntry struct {
 	cla      *xdsres.Resource
 	grpcRes  *xdsres.Resource
 	grpcCLA  *xdsres.Resource
-	// dns are the DNS names served from this cluster.
-	dns map[string]*dnsEntry
+	// dns are the DNS names served from this cluster, each under its
+	// winner's name: a list, as a cluster serves one or two names at most
+	// and a map of one entry costs hundreds of bytes.
+	dns []*dnsEntry
 	// generation is the update that last computed the load assignments.
 	generation uint64
 	// fresh is set for an entry made in this update, grpcFresh when a
@@ -117,7 +98,7 @@ func (e *Engine) refCluster(c *dag.Cluster) {
 			}
 		}
 		for _, svc := range ce.services {
-			e.shared.addByService(svc, ce)
+			e.shared.byService.add(svc, ce)
 		}
 		e.shared.clusters[c.Name] = ce
 		e.mark(e.dirty.clusters, c.Name)
@@ -177,12 +158,7 @@ func (e *Engine) deleteCluster(ce *clusterEntry) {
 	delete(e.shared.clusters, c.Name)
 	e.mark(e.dirty.clusters, c.Name)
 	for _, svc := range ce.services {
-		list := removeFirst(e.shared.byService[svc], ce)
-		if len(list) == 0 {
-			delete(e.shared.byService, svc)
-		} else {
-			e.shared.byService[svc] = list
-		}
+		e.shared.byService.remove(svc, ce)
 	}
 	e.set(xdsres.GroupEnvoy, resource.ClusterType, c.Name, nil)
 	e.set(xdsres.GroupEnvoy, resource.EndpointType, c.Name, nil)
@@ -372,22 +348,16 @@ func (e *Engine) refreshEndpoints(ch Changes) {
 		}
 	}
 	for svc := range ch.Endpoints {
-		for _, ce := range e.shared.byService[svc] {
-			add(ce)
-		}
+		e.shared.byService.each(svc, add)
 	}
 	for k := range e.u.changed {
 		if k.Kind == objects.KindService {
-			for _, ce := range e.shared.byService[k.NamespacedName()] {
-				add(ce)
-			}
+			e.shared.byService.each(k.NamespacedName(), add)
 		}
 	}
 	dnsNames := make([][]*dnsEntry, len(list))
 	for i, ce := range list {
-		for _, d := range ce.dns {
-			dnsNames[i] = append(dnsNames[i], d)
-		}
+		dnsNames[i] = ce.dns
 	}
 	out := make([]assignments, len(list))
 	bufs := assignmentBuffers(len(list))
