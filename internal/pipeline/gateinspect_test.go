@@ -238,3 +238,24 @@ func TestLoadAssignmentsScannedAreInspected(t *testing.T) {
 		t.Errorf("%d of %d load assignments were found clean by the byte scan; want the %d the build made", scanned, len(all), len(all)/4)
 	}
 }
+
+// TestFullBuildForgetsCleanAnys checks that a first build leaves no clean
+// Anys remembered: their memo is worth megabytes at scale and serves the
+// build's own repeats. TestIncrementalCacheEqualsFullBuild checks that
+// later builds, which remember what they inspect again, serve the same.
+func TestFullBuildForgetsCleanAnys(t *testing.T) {
+	set, err := scalegen.Generate(scalegen.DirectoryShape(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
+	if _, err := p.Apply(set.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	if n := xdscheck.CleanHeld(); n != 0 {
+		t.Errorf("after the first build the memo of clean Anys holds %d bytes", n)
+	}
+	if len(p.gate.Rejected()) != 0 {
+		t.Fatalf("the build withheld %v", p.gate.Rejected())
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/translator"
 	"github.com/switchyard-dev/switchyard/internal/xdscache"
+	"github.com/switchyard-dev/switchyard/internal/xdscheck"
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
@@ -192,6 +193,9 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 	now := p.cfg.Now()
 	p.gate.Begin()
 	defer p.gate.End()
+	if delta.All {
+		defer xdscheck.ForgetClean()
+	}
 	for _, g := range groups {
 		if p.cache == nil {
 			// Nothing is staged: what changed is not listed.

@@ -90,3 +90,22 @@ func (c *anyCache) putMasked(key []byte, refs []Ref) {
 		c.size += n
 	}
 }
+
+// ForgetClean empties the memo of clean Anys. Its worth is the repeats
+// within one large build, thousands of resources sharing their filters;
+// kept after it, it is megabytes that a later small build needs only a
+// few entries of, which that build puts back as it inspects them.
+func ForgetClean() { cleanAnys.reset() }
+
+func (c *anyCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byType, c.byMasked, c.size = nil, nil, 0
+}
+
+// CleanHeld is how many bytes of Anys the memo of clean Anys holds.
+func CleanHeld() int {
+	cleanAnys.mu.RLock()
+	defer cleanAnys.mu.RUnlock()
+	return cleanAnys.size
+}

@@ -244,3 +244,37 @@ func TestGeneratedBuildInspectedWithCleanAnys(t *testing.T) {
 		t.Error("no connection manager was remembered by its masked bytes")
 	}
 }
+
+// TestForgetCleanEmptiesTheMemo forgets the clean Anys of a generated
+// build: nothing is held, and inspecting again finds the same, putting
+// back what it inspects.
+func TestForgetCleanEmptiesTheMemo(t *testing.T) {
+	set, err := scalegen.Generate(scalegen.DirectoryShape(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := set.Snapshot()
+	ms := translator.Envoy(dag.Build(snap, dag.Options{}).DAG, snap, translator.DefaultOptions()).All()
+	saved := cleanAnys
+	defer func() { cleanAnys = saved }()
+	cleanAnys = &anyCache{limit: 8 << 20}
+	want := make([]string, len(ms))
+	for i, m := range ms {
+		want[i] = inspectText(m)
+	}
+	if CleanHeld() == 0 {
+		t.Fatal("inspecting a build remembered no clean Any")
+	}
+	ForgetClean()
+	if CleanHeld() != 0 || len(cleanAnys.byType) != 0 || len(cleanAnys.byMasked) != 0 {
+		t.Fatalf("after ForgetClean the memo holds %d bytes", CleanHeld())
+	}
+	for i, m := range ms {
+		if got := inspectText(m); got != want[i] {
+			t.Errorf("%q after ForgetClean:\n%s\nbefore\n%s", resourceName(m), got, want[i])
+		}
+	}
+	if CleanHeld() == 0 {
+		t.Error("inspecting after ForgetClean remembered no clean Any")
+	}
+}
