@@ -3,7 +3,6 @@ package dirsource
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -75,15 +74,19 @@ func (s *stamper) begin() {
 // that one got the stamp of k then, and the stamp of k does not change
 // while k exists. So an object is modified only before anyone else sees
 // it, and a stamped object compares equal to its unchanged re-read.
+//
+// A compact Service or EndpointSlice (objects.Service, objects.EndpointSlice)
+// has no creationTimestamp to hold a stamp: it gets none, and costs no
+// entry, which at 10,000 proxies is two thirds of the objects read.
 func (s *stamper) set(k objects.Key, obj runtime.Object) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
 	st, ok := s.seen[k]
 	if !ok {
 		st = s.revive(k)
 		s.seen[k] = st
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return // every kind read has metadata
 	}
 	if old := m.GetCreationTimestamp(); !old.Equal(&st) {
 		m.SetCreationTimestamp(st)

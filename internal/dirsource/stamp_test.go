@@ -117,3 +117,29 @@ func secret(ns, name string, port int) string {
 	return "apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
 		"\nstringData:\n  port: \"" + strconv.Itoa(port) + "\"\n"
 }
+
+// TestCompactObjectsTakeNoStamp: a Service and an EndpointSlice are held
+// in compact forms with no creationTimestamp, so the stamper keeps no
+// entry for them, while the Secret beside them is stamped.
+func TestCompactObjectsTakeNoStamp(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"a.yaml": secret("ns", "a", 80) + "---\n" +
+			"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ns}\nspec: {ports: [{port: 80}]}\n---\n" +
+			"apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, namespace: ns, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\n",
+	})
+	tr := newTree(root, newOptions(nil))
+	tr.sync(".", nil)
+	w := newWatcher(tr, time.Now)
+	if n := len(w.Initial().Changes); n != 3 {
+		t.Fatalf("%d changes, want 3 (%v)", n, w.Initial().Problems)
+	}
+	if _, ok := tr.stamps.seen[key(objects.KindSecret, "ns", "a")]; !ok {
+		t.Error("the Secret has no stamp")
+	}
+	for _, k := range []objects.Key{key(objects.KindService, "ns", "web"), key(objects.KindEndpointSlice, "ns", "web-1")} {
+		if _, ok := tr.stamps.seen[k]; ok {
+			t.Errorf("%v has a stamp entry; its compact form holds no timestamp", k)
+		}
+	}
+}
