@@ -1,7 +1,6 @@
 package dag
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -177,9 +176,7 @@ func (rb *rootBuilder) proxyDNS(root *switchyardv1.HTTPProxy, routes []*Route, t
 	for nn := range byProxy {
 		proxies = append(proxies, nn)
 	}
-	slices.SortFunc(proxies, func(a, b types.NamespacedName) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(proxies, compareNN)
 	for _, nn := range proxies {
 		rs := byProxy[nn]
 		if best := rb.defaultRoute(nn, rs); best != nil {

@@ -133,9 +133,7 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 		snap:      snap,
 		exts:      dag.Extensions{},
 		extClaims: map[types.NamespacedName]*dnsClaim{},
-		extDeps:   newDepIndex(nil),
 		roots:     map[types.NamespacedName]*rootUnit{},
-		rootDeps:  newDepIndex(func(u unit) []objects.Key { return u.(*rootUnit).res.Deps }),
 		claims:    newClaims(),
 		statuses:  newStatusTable(),
 		shared:    newSharedTables(),
@@ -148,7 +146,10 @@ func New(snap *objects.Snapshot, cfg Config) *Engine {
 			e.targets[g][t] = map[string]*xdsres.Resource{}
 		}
 	}
-	e.extDeps.depsOf = func(u unit) []objects.Key { return e.exts[types.NamespacedName(u.(extUnit))].Deps }
+	// Each index checks a candidate against the keys its unit was
+	// indexed under: a root's result, an ExtensionService's.
+	e.rootDeps = newDepIndex(func(u unit) []objects.Key { return u.(*rootUnit).res.Deps })
+	e.extDeps = newDepIndex(func(u unit) []objects.Key { return e.exts[types.NamespacedName(u.(extUnit))].Deps })
 	for range workers() {
 		e.keyPairs = append(e.keyPairs, dag.NewKeyPairCache())
 	}

@@ -150,9 +150,11 @@ func (p *Pipeline) ApplySnapshot() (Result, error) {
 func (p *Pipeline) apply(changes []objects.Change, held bool) (Result, error) {
 	start := time.Now()
 	ch, endpointsOnly := p.scope(changes)
-	for i := 0; i < len(changes) && !held; i++ {
-		if err := p.snap.Apply(changes[i]); err != nil {
-			return Result{}, err
+	if !held {
+		for _, c := range changes {
+			if err := p.snap.Apply(c); err != nil {
+				return Result{}, err
+			}
 		}
 	}
 	res := Result{Full: !p.built || !endpointsOnly}
