@@ -50,14 +50,18 @@ func TestStatusWriterSweeps(t *testing.T) {
 		}
 		return string(resp.Kvs[0].Value)
 	}
-	testenv.WaitFor(t, 10*time.Second, "the sweep", func() bool { return value(fresh) != "" && value(gone) == "" })
+	// The counter moves after the transaction returns, so a reader can see
+	// etcd's keys change first: wait for both.
+	testenv.WaitFor(t, 10*time.Second, "the sweep", func() bool { return value(fresh) != "" && value(gone) == "" && w.Writes() >= 2 })
 	if value(same) != string(encodeStatus(same)) || w.Writes() != 2 {
 		t.Errorf("after the sweep: %d writes, want 2 (fresh written, gone deleted, same left alone)", w.Writes())
 	}
 
 	invalid := proxyStatus("fresh", switchyardv1.StatusInvalid)
 	w.Apply(dag.StatusUpdate{Changed: []*dag.Status{invalid}, Removed: []objects.Key{same.Key}})
-	testenv.WaitFor(t, 10*time.Second, "the update", func() bool { return value(fresh) == string(encodeStatus(invalid)) && value(same) == "" })
+	testenv.WaitFor(t, 10*time.Second, "the update", func() bool {
+		return value(fresh) == string(encodeStatus(invalid)) && value(same) == "" && w.Writes() >= 4
+	})
 	if w.Writes() != 4 {
 		t.Errorf("%d writes, want 4: the update wrote one key and deleted one", w.Writes())
 	}
