@@ -132,7 +132,7 @@ func distinctMessages(e *Engine) ([]proto.Message, int) {
 	size := 0
 	for _, g := range xdsres.Groups {
 		for _, byName := range e.Targets(g) {
-			for _, r := range byName {
+			for _, r := range byName.All() {
 				if !seen[r] {
 					seen[r] = true
 					out = append(out, r.Decoded())

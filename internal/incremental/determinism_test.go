@@ -22,7 +22,7 @@ func TestEncodingIsDeterministic(t *testing.T) {
 		}
 		for _, g := range xdsres.Groups {
 			for typ, byName := range e.Targets(g) {
-				for name, r := range byName {
+				for name, r := range byName.All() {
 					m := r.Decoded()
 					for range 5 {
 						b, err := xdsres.Marshal(m)

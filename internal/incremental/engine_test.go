@@ -118,7 +118,7 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				followStatuses(t, known, e, fmt.Sprintf("step %d", step))
 				tally(seen, e.Statuses())
 				tallyRateLimitFilters(seen, e)
-				if e.Targets(xdsres.GroupEnvoy)[resource.RouteType][translator.FallbackRouteName] != nil {
+				if e.Targets(xdsres.GroupEnvoy)[resource.RouteType].Get(translator.FallbackRouteName) != nil {
 					seen["fallback served"]++
 				}
 				if opts.DAG.ExternalNameServices && seen[externalNameCluster] == 0 {
@@ -132,7 +132,7 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 // tallyRateLimitFilters counts the listeners that carry the global rate
 // limit filter, which only comes with a working rate limit service.
 func tallyRateLimitFilters(seen map[string]int, e *Engine) {
-	for name, r := range e.Targets(xdsres.GroupEnvoy)[resource.ListenerType] {
+	for name, r := range e.Targets(xdsres.GroupEnvoy)[resource.ListenerType].All() {
 		if r != nil && bytes.Contains(r.Any.Value, []byte("envoy.filters.http.ratelimit")) {
 			seen["ratelimit filter on "+name]++
 		}
@@ -212,8 +212,8 @@ func compare(t *testing.T, e *Engine, snap *objects.Snapshot, cfg Config, when s
 	for _, g := range xdsres.Groups {
 		got := e.Targets(g)
 		for _, typ := range xdsres.TypesOf(g) {
-			for name, w := range want.Targets[g][typ] {
-				switch r := got[typ][name]; {
+			for name, w := range want.Targets[g][typ].All() {
+				switch r := got[typ].Get(name); {
 				case r == nil:
 					t.Errorf("%s: %s %s %s missing", when, g, typ, name)
 					ok = false
@@ -222,8 +222,8 @@ func compare(t *testing.T, e *Engine, snap *objects.Snapshot, cfg Config, when s
 					ok = false
 				}
 			}
-			for name := range got[typ] {
-				if want.Targets[g][typ][name] == nil {
+			for name := range got[typ].All() {
+				if want.Targets[g][typ].Get(name) == nil {
 					t.Errorf("%s: %s %s %s should not be there", when, g, typ, name)
 					ok = false
 				}

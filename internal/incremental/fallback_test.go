@@ -85,14 +85,14 @@ func TestFallbackFollowsItsHosts(t *testing.T) {
 		}
 		compare(t, e, snap, cfg, when)
 		envoy := e.Targets(xdsres.GroupEnvoy)
-		rc, _ := decoded[*envoy_config_route_v3.RouteConfiguration](envoy[resource.RouteType][translator.FallbackRouteName])
+		rc, _ := decoded[*envoy_config_route_v3.RouteConfiguration](envoy[resource.RouteType].Get(translator.FallbackRouteName))
 		if got := len(rc.GetVirtualHosts()); got != wantHosts {
 			t.Errorf("%s: the fallback route configuration has %d virtual hosts, want %d", when, got, wantHosts)
 		}
 		if owners := e.Owners(xdsres.GroupEnvoy, resource.RouteType, translator.FallbackRouteName); len(owners) != wantHosts {
 			t.Errorf("%s: the fallback route configuration is owned by %v, want its %d hosts' roots", when, owners, wantHosts)
 		}
-		l, _ := decoded[*envoy_config_listener_v3.Listener](envoy[resource.ListenerType][translator.HTTPSListenerName])
+		l, _ := decoded[*envoy_config_listener_v3.Listener](envoy[resource.ListenerType].Get(translator.HTTPSListenerName))
 		chains := l.GetFilterChains()
 		hasChain := len(chains) > 0 && chains[len(chains)-1].GetName() == translator.FallbackChainName
 		if hasChain != (wantHosts > 0) {

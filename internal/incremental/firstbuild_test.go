@@ -68,11 +68,11 @@ func sameBuild(t *testing.T, a, b *Engine) {
 	for _, g := range xdsres.Groups {
 		for _, typ := range xdsres.TypesOf(g) {
 			ra, rb := a.Targets(g)[typ], b.Targets(g)[typ]
-			if len(ra) != len(rb) {
-				t.Errorf("%s %s: %d resources, then %d", g, xdsres.ShortType(typ), len(ra), len(rb))
+			if ra.Len() != rb.Len() {
+				t.Errorf("%s %s: %d resources, then %d", g, xdsres.ShortType(typ), ra.Len(), rb.Len())
 			}
-			for name, x := range ra {
-				y := rb[name]
+			for name, x := range ra.All() {
+				y := rb.Get(name)
 				if y == nil || !bytes.Equal(x.Any.Value, y.Any.Value) || x.Version != y.Version {
 					t.Errorf("%s %s %s differs", g, xdsres.ShortType(typ), name)
 					continue
@@ -109,7 +109,7 @@ func TestFirstBuildKeepsChainsOnce(t *testing.T) {
 	if _, err := e.Update(Changes{Objects: keys}); err != nil {
 		t.Fatal(err)
 	}
-	lis := e.Targets(xdsres.GroupEnvoy)[resource.ListenerType][translator.HTTPSListenerName]
+	lis := e.Targets(xdsres.GroupEnvoy)[resource.ListenerType].Get(translator.HTTPSListenerName)
 	if lis == nil || len(e.https.order) == 0 {
 		t.Fatal("the set has no secure host")
 	}

@@ -177,23 +177,20 @@ func (r *run) follow(d *incremental.Delta) {
 		if d.All {
 			r.followed[g] = incremental.Targets{}
 			for typ, byName := range r.e.Targets(g) {
-				r.followed[g][typ] = map[string]*xdsres.Resource{}
-				for name, res := range byName {
-					r.followed[g][typ][name] = res
-				}
+				r.followed[g][typ] = xdsres.SetOf(byName.Map())
 			}
 			continue
 		}
 		for typ, byName := range d.Changes[g] {
 			for name, c := range byName {
 				if c.New == nil {
-					delete(r.followed[g][typ], name)
+					r.followed[g][typ].Delete(name)
 					continue
 				}
 				if r.followed[g][typ] == nil {
-					r.followed[g][typ] = map[string]*xdsres.Resource{}
+					r.followed[g][typ] = xdsres.NewSet(0)
 				}
-				r.followed[g][typ][name] = c.New
+				r.followed[g][typ].Put(name, c.New)
 			}
 		}
 	}
@@ -205,8 +202,8 @@ func (r *run) output(g xdsres.Group) *render.Output {
 	r.t.Helper()
 	out := &render.Output{Resources: map[string][]proto.Message{}, Statuses: r.e.Statuses()}
 	for typ, byName := range r.e.Targets(g) {
-		for _, name := range slices.Sorted(maps.Keys(byName)) {
-			m := byName[name].Decoded()
+		for _, name := range slices.Sorted(maps.Keys(byName.Map())) {
+			m := byName.Get(name).Decoded()
 			if m == nil {
 				r.t.Fatalf("%s %s %s does not decode", g, typ, name)
 			}
@@ -274,7 +271,7 @@ func (r *run) sameBytes(g xdsres.Group, oneShot *render.Output, when string) {
 				r.t.Fatal(err)
 			}
 			n++
-			switch got := held[typ][want.Name]; {
+			switch got := held[typ].Get(want.Name); {
 			case got == nil:
 				r.t.Errorf("%s: %s %s %s: the engine does not have it", when, g, typ, want.Name)
 			case !bytes.Equal(got.Any.GetValue(), want.Any.GetValue()) || got.Version != want.Version:
@@ -310,7 +307,7 @@ func (r *run) matchEmpty() {
 func versions(t incremental.Targets) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for typ, byName := range t {
-		for name, res := range byName {
+		for name, res := range byName.All() {
 			if out[typ] == nil {
 				out[typ] = map[string]string{}
 			}
@@ -323,7 +320,7 @@ func versions(t incremental.Targets) map[string]map[string]string {
 func count(t incremental.Targets) int {
 	n := 0
 	for _, byName := range t {
-		n += len(byName)
+		n += byName.Len()
 	}
 	return n
 }

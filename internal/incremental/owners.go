@@ -362,7 +362,7 @@ func (p *produced) add(g xdsres.Group, typeURL, name string) {
 func (p produced) sorted(e *Engine) []ResourceRef {
 	out := make([]ResourceRef, 0, len(p))
 	for r := range p {
-		if e.Targets(r.Group)[r.Type][r.Name] != nil {
+		if e.Targets(r.Group)[r.Type].Get(r.Name) != nil {
 			out = append(out, r)
 		}
 	}

@@ -42,7 +42,7 @@ func checkOwners(t *testing.T, e *Engine, when string) {
 	produced := map[objects.Key][]ResourceRef{}
 	for _, g := range xdsres.Groups {
 		for typ, byName := range e.Targets(g) {
-			for name := range byName {
+			for name := range byName.All() {
 				if name == translator.HTTPListenerName {
 					continue
 				}

@@ -30,11 +30,11 @@ func Reference(snap *objects.Snapshot, dagOpts dag.Options, trOpts translator.Op
 		}
 		t := Targets{}
 		for _, typ := range xdsres.TypesOf(g) {
-			t[typ] = map[string]*xdsres.Resource{}
+			t[typ] = xdsres.NewSet(0)
 		}
 		for _, m := range tr.All() {
 			if r, err := xdsres.Encode(m); err == nil && t[r.Any.TypeUrl] != nil {
-				t[r.Any.TypeUrl][r.Name] = r
+				t[r.Any.TypeUrl].Put(r.Name, r)
 			}
 		}
 		out.Targets[g] = t

@@ -58,14 +58,14 @@ func sameAsApplied(t *testing.T, snap *objects.Snapshot, cfg Config) {
 	for _, g := range xdsres.Groups {
 		for _, typ := range xdsres.TypesOf(g) {
 			want := applied.Served(g)[typ]
-			for name, r := range given.Served(g)[typ] {
-				if w := want[name]; w == nil || !bytes.Equal(w.Any.Value, r.Any.Value) {
+			for name, r := range given.Served(g)[typ].All() {
+				if w := want.Get(name); w == nil || !bytes.Equal(w.Any.Value, r.Any.Value) {
 					t.Errorf("%s %s %s is served from the given snapshot, but not so from one applied", g, typ, name)
 				}
 				n++
 			}
-			if len(want) != len(given.Served(g)[typ]) {
-				t.Errorf("%s %s: %d served from the given snapshot, %d from one applied", g, typ, len(given.Served(g)[typ]), len(want))
+			if want.Len() != given.Served(g)[typ].Len() {
+				t.Errorf("%s %s: %d served from the given snapshot, %d from one applied", g, typ, given.Served(g)[typ].Len(), want.Len())
 			}
 		}
 	}

@@ -115,14 +115,14 @@ func (gt *Gate) End() { gt.inspected, gt.early = nil, nil }
 
 // Pass gates one group's build: target is the build's resources and
 // changes what changed in them, or all when everything is new. It returns
-// the resources that may be served (a map the gate keeps up to date on
+// the resources that may be served (sets the gate keeps up to date on
 // later calls) and what changed in those, with fresh counting every
 // resource that newly failed.
 func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, out map[string]map[string]incremental.Change, fresh []Rejection) {
 	served, examine, prev, fresh := gt.pass(g, target, changes, all)
 	srv := typeCursor{targets: served}
 	for _, tn := range examine {
-		now := srv.of(tn.typ)[tn.name]
+		now := srv.of(tn.typ).Get(tn.name)
 		if now == prev[tn] {
 			continue
 		}
@@ -149,7 +149,7 @@ func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[str
 	before := make(map[incremental.ResourceRef]rejected)
 	srv := typeCursor{targets: served}
 	for _, tn := range examine {
-		if p := srv.of(tn.typ)[tn.name]; p != nil {
+		if p := srv.of(tn.typ).Get(tn.name); p != nil {
 			prev[tn] = p
 		}
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
@@ -158,7 +158,7 @@ func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[str
 		}
 	}
 	refs := gt.validate(g, examine, target, served)
-	if served[httpsListener.typ][httpsListener.name] != target[httpsListener.typ][httpsListener.name] {
+	if served[httpsListener.typ].Get(httpsListener.name) != target[httpsListener.typ].Get(httpsListener.name) {
 		gt.patchHTTPS(g, target, prev, served)
 	}
 	gt.resolve(g, examine, target, prev, served, refs)
@@ -174,7 +174,7 @@ func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[str
 	held := gt.held[g]
 	tgt := typeCursor{targets: target}
 	for _, tn := range examine {
-		if srv.of(tn.typ)[tn.name] != tgt.of(tn.typ)[tn.name] {
+		if srv.of(tn.typ).Get(tn.name) != tgt.of(tn.typ).Get(tn.name) {
 			held[tn] = true
 		} else {
 			delete(held, tn)
@@ -193,7 +193,7 @@ func (gt *Gate) servedOf(g xdsres.Group, target incremental.Targets) incremental
 	for t, byName := range target {
 		if served[t] == nil {
 			// Sized for the first build, which serves nearly all of it.
-			served[t] = make(map[string]*xdsres.Resource, len(byName))
+			served[t] = xdsres.NewSet(byName.Len())
 		}
 	}
 	return served
@@ -208,18 +208,18 @@ func (gt *Gate) toExamine(g xdsres.Group, target incremental.Targets, changes ma
 		// held besides can repeat it.
 		n := 0
 		for _, byName := range target {
-			n += len(byName)
+			n += byName.Len()
 		}
 		out = make([]typeName, 0, n)
 		for t, byName := range target {
-			for name := range byName {
+			for name := range byName.All() {
 				out = append(out, typeName{t, name})
 			}
 		}
 	}
 	seen := map[typeName]bool{}
 	add := func(t, name string) {
-		if _, listed := target[t][name]; all && listed {
+		if _, listed := target[t].Lookup(name); all && listed {
 			return
 		}
 		if tn := (typeName{t, name}); !seen[tn] {
@@ -229,7 +229,7 @@ func (gt *Gate) toExamine(g xdsres.Group, target incremental.Targets, changes ma
 	}
 	if all {
 		for t, byName := range gt.served[g] {
-			for name := range byName {
+			for name := range byName.All() {
 				add(t, name)
 			}
 		}
@@ -273,12 +273,12 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 	tgt, srv := typeCursor{targets: target}, typeCursor{targets: served}
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
-		cand := tgt.of(tn.typ)[tn.name]
+		cand := tgt.of(tn.typ).Get(tn.name)
 		switch rj, failed := gt.rejected[ref]; {
 		case cand == nil:
 			delete(gt.rejected, ref)
-			delete(srv.of(tn.typ), tn.name)
-		case srv.of(tn.typ)[tn.name] == cand:
+			srv.of(tn.typ).Delete(tn.name)
+		case srv.of(tn.typ).Get(tn.name) == cand:
 			delete(gt.rejected, ref)
 		case failed && rj.res == cand:
 		default:
@@ -303,27 +303,27 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 }
 
 // admit serves cand as ref, unless its inspection found a problem,
-// byName being served's map of ref's type.
-func (gt *Gate) admit(ref incremental.ResourceRef, cand *xdsres.Resource, in inspection, byName map[string]*xdsres.Resource, refs map[*xdsres.Resource][]xdscheck.Ref) {
+// byName being served's set of ref's type.
+func (gt *Gate) admit(ref incremental.ResourceRef, cand *xdsres.Resource, in inspection, byName *xdsres.Set, refs map[*xdsres.Resource][]xdscheck.Ref) {
 	if in.err != nil {
 		gt.rejected[ref] = rejected{res: cand, err: in.err}
 		return
 	}
 	refs[cand] = in.refs
 	delete(gt.rejected, ref)
-	byName[ref.Name] = cand
+	byName.Put(ref.Name, cand)
 }
 
-// typeCursor is a Targets' map of one type, looked up again only when the
+// typeCursor is a Targets' set of one type, looked up again only when the
 // type changes: the gate goes through resources sorted by type, and a
 // type URL is long to hash.
 type typeCursor struct {
 	targets incremental.Targets
 	typ     string
-	byName  map[string]*xdsres.Resource
+	byName  *xdsres.Set
 }
 
-func (c *typeCursor) of(typ string) map[string]*xdsres.Resource {
+func (c *typeCursor) of(typ string) *xdsres.Set {
 	if c.byName == nil || typ != c.typ {
 		c.typ, c.byName = typ, c.targets[typ]
 	}
@@ -370,16 +370,16 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 	for changed := true; changed; {
 		changed = false
 		for _, tn := range examine {
-			r := srv.of(tn.typ)[tn.name]
+			r := srv.of(tn.typ).Get(tn.name)
 			if r == nil {
 				continue
 			}
 			for _, ref := range refsOf(r) {
-				if served[ref.Type] == nil || served[ref.Type][ref.Name] != nil {
+				if served[ref.Type] == nil || served[ref.Type].Get(ref.Name) != nil {
 					continue
 				}
 				if p := prev[typeName{ref.Type, ref.Name}]; p != nil {
-					served[ref.Type][ref.Name] = p
+					served[ref.Type].Put(ref.Name, p)
 					changed = true
 					continue
 				}
@@ -392,9 +392,9 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 				if p := prev[tn]; p == r {
 					continue // served before as it is: nothing to go back to
 				} else if p != nil {
-					srv.of(tn.typ)[tn.name] = p
+					srv.of(tn.typ).Put(tn.name, p)
 				} else {
-					delete(srv.of(tn.typ), tn.name)
+					srv.of(tn.typ).Delete(tn.name)
 				}
 				key := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 				if _, failed := gt.rejected[key]; !failed {

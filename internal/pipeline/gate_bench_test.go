@@ -51,7 +51,7 @@ func BenchmarkGatePass(b *testing.B) {
 	made := map[*xdsres.Resource]*inspection{}
 	for _, g := range groups {
 		for typ, byName := range p.engine.Targets(g.name) {
-			for name, r := range byName {
+			for name, r := range byName.All() {
 				in := inspect(r, typ, name)
 				made[r] = &in
 			}

@@ -50,8 +50,8 @@ func TestGateUnderChurn(t *testing.T) {
 			}
 			for _, g := range xdsres.Groups {
 				for typ, byName := range p.engine.Targets(g) {
-					for name, r := range byName {
-						if p.Served(g)[typ][name] != r {
+					for name, r := range byName.All() {
+						if p.Served(g)[typ].Get(name) != r {
 							t.Errorf("%s %s %s: the gate serves another version than the build's", g, typ, name)
 						}
 					}
@@ -70,7 +70,7 @@ func checkGateServes(t *testing.T, p *Pipeline, when string) {
 	for _, g := range xdsres.Groups {
 		var ms []proto.Message
 		for _, byName := range p.Served(g) {
-			for _, r := range byName {
+			for _, r := range byName.All() {
 				ms = append(ms, r.Decoded())
 			}
 		}

@@ -238,10 +238,10 @@ func TestHTTPSListenerKeepsGoodChains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := incremental.Targets{resource.ListenerType: {translator.HTTPSListenerName: r}}
+	target := incremental.Targets{resource.ListenerType: xdsres.SetOf(map[string]*xdsres.Resource{translator.HTTPSListenerName: r})}
 	gt := NewGate()
 	served, _, fresh := gt.Pass(xdsres.GroupEnvoy, target, nil, true)
-	got, ok := served[resource.ListenerType][translator.HTTPSListenerName].Decoded().(*envoy_config_listener_v3.Listener)
+	got, ok := served[resource.ListenerType].Get(translator.HTTPSListenerName).Decoded().(*envoy_config_listener_v3.Listener)
 	if !ok || len(got.GetFilterChains()) != 1 || got.GetFilterChains()[0].GetFilterChainMatch().GetServerNames()[0] != "good.example.com" {
 		t.Fatalf("want the listener served with good.example.com's chain alone, got %v", got)
 	}
@@ -268,9 +268,9 @@ func TestHTTPSListenerKeepsGoodChains(t *testing.T) {
 		t.Fatal(err)
 	}
 	changes := map[string]map[string]incremental.Change{resource.ListenerType: {translator.HTTPSListenerName: {Old: r, New: fr}}}
-	target[resource.ListenerType][translator.HTTPSListenerName] = fr
+	target[resource.ListenerType].Put(translator.HTTPSListenerName, fr)
 	served, _, _ = gt.Pass(xdsres.GroupEnvoy, target, changes, false)
-	if served[resource.ListenerType][translator.HTTPSListenerName] != fr || len(gt.Rejected()) != 0 {
+	if served[resource.ListenerType].Get(translator.HTTPSListenerName) != fr || len(gt.Rejected()) != 0 {
 		t.Fatalf("the fixed listener must go out, with nothing withheld: %v", gt.Rejected())
 	}
 }

@@ -46,16 +46,16 @@ func TestGateWithholdsOnlyTheFallbackChain(t *testing.T) {
 		return &envoy_config_route_v3.RouteConfiguration{Name: name}
 	}
 	target := incremental.Targets{
-		resource.ListenerType: {translator.HTTPSListenerName: enc(l)},
-		resource.RouteType: {
+		resource.ListenerType: xdsres.SetOf(map[string]*xdsres.Resource{translator.HTTPSListenerName: enc(l)}),
+		resource.RouteType: xdsres.SetOf(map[string]*xdsres.Resource{
 			translator.HTTPSRouteName("a.example.com"): enc(rc(translator.HTTPSRouteName("a.example.com"))),
 			translator.FallbackRouteName:               enc(rc(translator.FallbackRouteName)),
-		},
-		resource.SecretType: {"shop/tls": enc(good), "ops/fallback": enc(bad)},
+		}),
+		resource.SecretType: xdsres.SetOf(map[string]*xdsres.Resource{"shop/tls": enc(good), "ops/fallback": enc(bad)}),
 	}
 	gt := NewGate()
 	served, _, _ := gt.Pass(xdsres.GroupEnvoy, target, nil, true)
-	got, ok := served[resource.ListenerType][translator.HTTPSListenerName].Decoded().(*envoy_config_listener_v3.Listener)
+	got, ok := served[resource.ListenerType].Get(translator.HTTPSListenerName).Decoded().(*envoy_config_listener_v3.Listener)
 	if !ok {
 		t.Fatal("the HTTPS listener was withheld whole")
 	}

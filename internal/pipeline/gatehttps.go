@@ -57,7 +57,7 @@ var httpsListener = typeName{resource.ListenerType, translator.HTTPSListenerName
 // reports whether it could (false when what fails is not in a chain, and
 // the listener is withheld whole), and whether what is served changed.
 func (gt *Gate) patchHTTPS(g xdsres.Group, target incremental.Targets, prev map[typeName]*xdsres.Resource, served incremental.Targets) (ok, changed bool) {
-	cand := target[httpsListener.typ][httpsListener.name]
+	cand := target[httpsListener.typ].Get(httpsListener.name)
 	if g != xdsres.GroupEnvoy || cand == nil {
 		return false, false
 	}
@@ -93,7 +93,7 @@ func (gt *Gate) patchHTTPS(g xdsres.Group, target incremental.Targets, prev map[
 	if err != nil || Check(r) != nil {
 		return false, false
 	}
-	cur := served[httpsListener.typ][httpsListener.name]
+	cur := served[httpsListener.typ].Get(httpsListener.name)
 	for _, same := range []*xdsres.Resource{cur, prev[httpsListener]} {
 		if same != nil && bytes.Equal(same.Any.GetValue(), r.Any.GetValue()) {
 			r = same // the same content: clients have it
@@ -101,7 +101,7 @@ func (gt *Gate) patchHTTPS(g xdsres.Group, target incremental.Targets, prev map[
 		}
 	}
 	changed = r != cur
-	served[httpsListener.typ][httpsListener.name] = r
+	served[httpsListener.typ].Put(httpsListener.name, r)
 	// What failed stays recorded as it was (a version that failed
 	// validation is not checked again; one withheld for its references
 	// is, and passes once they are served), with the hosts to tell.
@@ -128,7 +128,7 @@ func chainProblem(fc *envoy_config_listener_v3.FilterChain, served incremental.T
 		return err
 	}
 	for _, ref := range refs {
-		if byName := served[ref.Type]; byName != nil && byName[ref.Name] == nil {
+		if byName := served[ref.Type]; byName != nil && byName.Get(ref.Name) == nil {
 			return fmt.Errorf("refers to %s %q, which is withheld", kindName(ref.Type), ref.Name)
 		}
 	}

@@ -66,7 +66,7 @@ func TestInspectionAsEncodedIsTheGates(t *testing.T) {
 				// with no message to inspect: the gate decodes them.
 				continue
 			}
-			for name, r := range byName {
+			for name, r := range byName.All() {
 				distinct[r] = true
 				got, ok := made[r]
 				if !ok {
@@ -131,16 +131,16 @@ func TestGateInspectsWhatHasNoInspection(t *testing.T) {
 	if in := inspectEncoded(notUTF8, broken); in != nil {
 		t.Fatalf("an inspection of a resource that does not decode: %v", in)
 	}
-	target := incremental.Targets{resource.ClusterType: {
+	target := incremental.Targets{resource.ClusterType: xdsres.SetOf(map[string]*xdsres.Resource{
 		"with":  enc(cluster("with", -1), true),
 		"none":  enc(cluster("none", -1), false),
 		"valid": enc(cluster("valid", 1), true),
 		"utf8":  broken,
-	}}
+	})}
 	gt.Begin()
 	served, _, fresh := gt.Pass(xdsres.GroupEnvoy, target, nil, true)
 	gt.End()
-	if served[resource.ClusterType]["valid"] == nil || len(served[resource.ClusterType]) != 1 {
+	if served[resource.ClusterType].Get("valid") == nil || served[resource.ClusterType].Len() != 1 {
 		t.Fatalf("want the valid cluster alone served, got %v", served[resource.ClusterType])
 	}
 	errs := map[string]string{}
@@ -176,7 +176,7 @@ func TestGateTakesRecordedInspections(t *testing.T) {
 	}
 	gt.early[r] = inspection{err: errors.New("as recorded")}
 	gt.Begin()
-	_, _, fresh := gt.Pass(xdsres.GroupEnvoy, incremental.Targets{resource.ClusterType: {"c": r}}, nil, true)
+	_, _, fresh := gt.Pass(xdsres.GroupEnvoy, incremental.Targets{resource.ClusterType: xdsres.SetOf(map[string]*xdsres.Resource{"c": r})}, nil, true)
 	gt.End()
 	if len(fresh) != 1 || errText(fresh[0].Err) != "as recorded" {
 		t.Fatalf("withheld %v, want the cluster withheld as recorded", fresh)
@@ -202,7 +202,7 @@ func TestLoadAssignmentsScannedAreInspected(t *testing.T) {
 	}
 	var all []*xdsres.Resource
 	for _, g := range groups {
-		for _, r := range p.engine.Targets(g.name)[resource.EndpointType] {
+		for _, r := range p.engine.Targets(g.name)[resource.EndpointType].All() {
 			all = append(all, r)
 			cla := r.Decoded().(*envoy_config_endpoint_v3.ClusterLoadAssignment)
 			for _, bad := range []func(*envoy_config_core_v3.SocketAddress){

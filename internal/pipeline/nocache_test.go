@@ -113,7 +113,7 @@ func sameAsCached(t *testing.T, p, other *Pipeline, cache *xdscache.Cache, when 
 	for _, g := range xdsres.Groups {
 		for _, typ := range xdsres.TypesOf(g) {
 			want := byNameOf(cache.Resources(g, typ))
-			for name, r := range p.Served(g)[typ] {
+			for name, r := range p.Served(g)[typ].All() {
 				if w := want[name]; w == nil || !bytes.Equal(w.Any.Value, r.Any.Value) {
 					t.Errorf("%s: %s %s %s is served without a cache, but not so with one", when, g, typ, name)
 				}

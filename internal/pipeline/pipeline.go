@@ -226,7 +226,7 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 // is served.
 func (p *Pipeline) countServed(g xdsres.Group, served incremental.Targets) {
 	for t, byName := range served {
-		p.cfg.Metrics.Resources.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(len(byName)))
+		p.cfg.Metrics.Resources.WithLabelValues(string(g), xdsres.ShortType(t)).Set(float64(byName.Len()))
 	}
 }
 

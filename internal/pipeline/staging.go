@@ -101,7 +101,7 @@ func (s *stager) stage(target incremental.Targets, changes map[string]map[string
 	var out []xdsres.Change
 	if all {
 		for t, byName := range target {
-			for name, r := range byName {
+			for name, r := range byName.All() {
 				if s.staged && t == typeRoute {
 					out = s.route(name, r, now, out)
 					continue
@@ -167,7 +167,7 @@ func (s *stager) tick(now time.Time) []xdsres.Change {
 	}
 	var out []xdsres.Change
 	for name, w := range s.pending {
-		switch tgt := s.target[typeRoute][name]; {
+		switch tgt := s.target[typeRoute].Get(name); {
 		case tgt == nil:
 			delete(s.pending, name)
 		case !now.Before(w.ready):

@@ -110,7 +110,7 @@ func unstaged(served incremental.Targets, changes map[string]map[string]incremen
 	var out []xdsres.Change
 	if all {
 		for t, byName := range served {
-			for name, r := range byName {
+			for name, r := range byName.All() {
 				out = append(out, xdsres.Change{TypeURL: t, Name: name, Resource: r})
 			}
 		}
@@ -128,15 +128,15 @@ func unstaged(served incremental.Targets, changes map[string]map[string]incremen
 func targetsDiff(from, to incremental.Targets) []xdsres.Change {
 	var out []xdsres.Change
 	for t, byName := range to {
-		for name, r := range byName {
-			if from[t][name] != r {
+		for name, r := range byName.All() {
+			if from[t].Get(name) != r {
 				out = append(out, xdsres.Change{TypeURL: t, Name: name, Resource: r})
 			}
 		}
 	}
 	for t, byName := range from {
-		for name := range byName {
-			if _, ok := to[t][name]; !ok {
+		for name := range byName.All() {
+			if _, ok := to[t].Lookup(name); !ok {
 				out = append(out, xdsres.Change{TypeURL: t, Name: name})
 			}
 		}
@@ -154,7 +154,7 @@ func (s *stager) settle(target incremental.Targets) {
 	clear(s.lingering)
 	clear(s.current)
 	if s.staged {
-		for name, r := range target[typeRoute] {
+		for name, r := range target[typeRoute].All() {
 			s.current[name] = r
 		}
 	}

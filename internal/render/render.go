@@ -7,7 +7,6 @@ package render
 import (
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
+	"github.com/switchyard-dev/switchyard/internal/incremental"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -94,15 +94,24 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 
 // inWireOrder lists what the gate lets through by type, each type in name
 // order, which is the translator's wire order; empty types are left out.
-func inWireOrder(served map[string]map[string]*xdsres.Resource) map[string][]*xdsres.Resource {
+func inWireOrder(served incremental.Targets) map[string][]*xdsres.Resource {
 	out := map[string][]*xdsres.Resource{}
 	for url, byName := range served {
-		if len(byName) == 0 {
+		if byName.Len() == 0 {
 			continue
 		}
-		list := make([]*xdsres.Resource, 0, len(byName))
-		for _, name := range slices.Sorted(maps.Keys(byName)) {
-			list = append(list, byName[name])
+		type named struct {
+			name string
+			r    *xdsres.Resource
+		}
+		all := make([]named, 0, byName.Len())
+		for name, r := range byName.All() {
+			all = append(all, named{name, r})
+		}
+		slices.SortFunc(all, func(a, b named) int { return strings.Compare(a.name, b.name) })
+		list := make([]*xdsres.Resource, len(all))
+		for i, n := range all {
+			list[i] = n.r
 		}
 		out[url] = list
 	}

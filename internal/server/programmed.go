@@ -71,7 +71,7 @@ func (s *Server) evaluateProgrammed() time.Time {
 		for _, r := range produced {
 			// What the gate withholds is served to nobody; the Valid
 			// condition says why.
-			if pipe.Served(r.Group)[r.Type][r.Name] != nil {
+			if pipe.Served(r.Group)[r.Type].Get(r.Name) != nil {
 				refs = append(refs, xdscache.Ref{Group: r.Group, Type: r.Type, Name: r.Name})
 			}
 		}

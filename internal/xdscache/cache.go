@@ -46,7 +46,7 @@ type typeState struct {
 	owner     *Cache
 	group     xdsres.Group
 	typeURL   string
-	resources *resourceSet
+	resources *xdsres.Set
 	// setHash is an order-independent hash of every (name, version),
 	// updated in O(1) per change; it is the type's version.
 	setHash uint64
@@ -74,7 +74,7 @@ func New() *Cache {
 				owner:     c,
 				group:     g,
 				typeURL:   t,
-				resources: newResourceSet(),
+				resources: xdsres.NewSet(0),
 				sotw:      map[*sotwWatch]struct{}{},
 				delta:     map[*deltaWatch]struct{}{},
 				handoff:   map[unsafe.Pointer]handoff{},
@@ -140,23 +140,23 @@ func (c *Cache) Update(g xdsres.Group, changes []xdsres.Change) error {
 func reserveFirst(types map[string]*typeState, changes []xdsres.Change) {
 	adds := map[string]int{}
 	for _, ch := range changes {
-		if ch.Resource != nil && types[ch.TypeURL].resources.len() == 0 {
+		if ch.Resource != nil && types[ch.TypeURL].resources.Len() == 0 {
 			adds[ch.TypeURL]++
 		}
 	}
 	for t, n := range adds {
-		types[t].resources.reserve(n)
+		types[t].resources.Reserve(n)
 	}
 }
 
 // apply records one change and reports whether it changed anything.
 func (t *typeState) apply(ch xdsres.Change) bool {
-	old, had := t.resources.get(ch.Name)
+	old, had := t.resources.Lookup(ch.Name)
 	if ch.Resource == nil {
 		if !had {
 			return false
 		}
-		t.resources.delete(ch.Name)
+		t.resources.Delete(ch.Name)
 		t.setHash ^= entryHash(ch.Name, old.Version)
 		t.changes.add(ch.Name)
 		return true
@@ -167,7 +167,7 @@ func (t *typeState) apply(ch xdsres.Change) bool {
 	if had {
 		t.setHash ^= entryHash(ch.Name, old.Version)
 	}
-	t.resources.set(ch.Name, ch.Resource)
+	t.resources.Put(ch.Name, ch.Resource)
 	t.setHash ^= entryHash(ch.Name, ch.Resource.Version)
 	t.changes.add(ch.Name)
 	return true
@@ -189,11 +189,11 @@ func (c *Cache) Replace(g xdsres.Group, byType map[string][]*xdsres.Resource) er
 		keep := make(map[string]bool, len(rs))
 		for _, r := range rs {
 			keep[r.Name] = true
-			if old, ok := ts.resources.get(r.Name); !ok || old.Version != r.Version {
+			if old, ok := ts.resources.Lookup(r.Name); !ok || old.Version != r.Version {
 				changes = append(changes, xdsres.Change{TypeURL: t, Name: r.Name, Resource: r})
 			}
 		}
-		for name := range ts.resources.all() {
+		for name := range ts.resources.All() {
 			if !keep[name] {
 				changes = append(changes, xdsres.Change{TypeURL: t, Name: name})
 			}
@@ -211,8 +211,8 @@ func (c *Cache) Resources(g xdsres.Group, typeURL string) []*xdsres.Resource {
 	if ts == nil {
 		return nil
 	}
-	out := make([]*xdsres.Resource, 0, ts.resources.len())
-	for _, r := range ts.resources.all() {
+	out := make([]*xdsres.Resource, 0, ts.resources.Len())
+	for _, r := range ts.resources.All() {
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -185,7 +185,7 @@ func (c *Cache) Served(refs []Ref) []Served {
 		out[i] = Served{Ref: r, Gateway: c.gw.defaultName, DefaultGateway: !c.gw.further}
 		if ts := c.groups[r.Group][r.Type]; ts != nil {
 			out[i].TypeVersion = ts.version()
-			if res, _ := ts.resources.get(r.Name); res != nil {
+			if res, _ := ts.resources.Lookup(r.Name); res != nil {
 				out[i].Version = res.Version
 			}
 		}

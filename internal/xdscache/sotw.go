@@ -101,7 +101,7 @@ func (t *typeState) sotwNeeded(req *cache.Request, sub cache.Subscription, chang
 		return false
 	}
 	if sub.IsWildcard() {
-		for name := range t.resources.all() {
+		for name := range t.resources.All() {
 			if differs(name) {
 				return true
 			}
@@ -157,7 +157,7 @@ func (t *typeState) sotwContent(sub cache.Subscription, returned map[string]stri
 // eachInView calls fn for every existing resource the stream subscribes to.
 func (t *typeState) eachInView(sub cache.Subscription, fn func(string, *xdsres.Resource)) {
 	if sub.IsWildcard() {
-		for name, r := range t.resources.all() {
+		for name, r := range t.resources.All() {
 			fn(name, r)
 		}
 		return

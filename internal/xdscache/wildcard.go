@@ -26,14 +26,14 @@ type aliasEntry struct {
 // resource of that name, or, where aliases are enabled, the alias of the
 // wildcard listener that serves it.
 func (t *typeState) lookup(name string) (*xdsres.Resource, bool) {
-	if r, ok := t.resources.get(name); ok || !t.wildcardAliases {
+	if r, ok := t.resources.Lookup(name); ok || !t.wildcardAliases {
 		return r, ok
 	}
 	wc, ok := wildcardFor(name)
 	if !ok {
 		return nil, false
 	}
-	src, ok := t.resources.get(wc)
+	src, ok := t.resources.Lookup(wc)
 	if !ok {
 		delete(t.aliases, name)
 		return nil, false
