@@ -117,9 +117,14 @@ func (gt *Gate) End() { gt.inspected, gt.early = nil, nil }
 // changes what changed in them, or all when everything is new. It returns
 // the resources that may be served (sets the gate keeps up to date on
 // later calls) and what changed in those, with fresh counting every
-// resource that newly failed.
+// resource that newly failed. With all, what changed is not listed (out
+// is nil): everything served is to be sent, and listing it would be a
+// change for every resource, 200,000 at 10,000 roots.
 func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, out map[string]map[string]incremental.Change, fresh []Rejection) {
 	served, examine, prev, fresh := gt.pass(g, target, changes, all)
+	if all {
+		return served, nil, fresh
+	}
 	srv := typeCursor{targets: served}
 	for _, tn := range examine {
 		now := srv.of(tn.typ).Get(tn.name)
