@@ -116,12 +116,12 @@ func (c *Cache) Update(g xdsres.Group, changes []xdsres.Change) error {
 	for _, ts := range types {
 		ts.dropStale(c.epoch)
 	}
-	reserveFirst(types, changes)
+	perType := reserveFirst(types, changes)
 	changed := map[string]map[string]bool{}
 	for _, ch := range changes {
 		if types[ch.TypeURL].apply(ch) {
 			if changed[ch.TypeURL] == nil {
-				changed[ch.TypeURL] = map[string]bool{}
+				changed[ch.TypeURL] = make(map[string]bool, perType[ch.TypeURL])
 			}
 			changed[ch.TypeURL][ch.Name] = true
 		}
@@ -136,10 +136,12 @@ func (c *Cache) Update(g xdsres.Group, changes []xdsres.Change) error {
 
 // reserveFirst sizes the sets of the types that hold nothing yet for what
 // changes add to them: a first build adds tens of thousands of one type,
-// which would otherwise fill and copy the table over and over.
-func reserveFirst(types map[string]*typeState, changes []xdsres.Change) {
-	adds := map[string]int{}
+// which would otherwise fill and copy the table over and over. It returns
+// how many changes each type has, which sizes the lists of what changed.
+func reserveFirst(types map[string]*typeState, changes []xdsres.Change) map[string]int {
+	perType, adds := map[string]int{}, map[string]int{}
 	for _, ch := range changes {
+		perType[ch.TypeURL]++
 		if ch.Resource != nil && types[ch.TypeURL].resources.Len() == 0 {
 			adds[ch.TypeURL]++
 		}
@@ -147,6 +149,7 @@ func reserveFirst(types map[string]*typeState, changes []xdsres.Change) {
 	for t, n := range adds {
 		types[t].resources.Reserve(n)
 	}
+	return perType
 }
 
 // apply records one change and reports whether it changed anything.
