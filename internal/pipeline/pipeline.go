@@ -151,10 +151,8 @@ func (p *Pipeline) apply(changes []objects.Change, held bool) (Result, error) {
 	start := time.Now()
 	ch, endpointsOnly := p.scope(changes)
 	if !held {
-		for _, c := range changes {
-			if err := p.snap.Apply(c); err != nil {
-				return Result{}, err
-			}
+		if err := p.snap.ApplyAll(changes); err != nil {
+			return Result{}, err
 		}
 	}
 	res := Result{Full: !p.built || !endpointsOnly}
