@@ -11,17 +11,24 @@ import (
 // 10,000 roots it holds tens of thousands of Services, nearly all with one
 // cluster, so it keys a 64-bit hash of the Service (seeded per index), not
 // the name with its two string headers, and holds a hash's only cluster in
-// the map itself. A lookup keeps only the clusters whose own Services
+// an open-addressed table of its own (linear probing, at most three
+// quarters full): 16 bytes a slot with the hash kept beside the cluster,
+// so that probing and moving never hash again, where a map of the same
+// pairs keeps its tables between half and seven eighths full and adds a
+// control byte a slot. A hash with several clusters goes to more. A
+// lookup keeps only the clusters whose own Services
 // (clusterEntry.services) hold the one asked for, so two Services that
 // hash alike never mix.
 type serviceIndex struct {
 	seed maphash.Seed
-	one  map[uint64]*clusterEntry
+	one  clusterTable
 	more map[uint64][]*clusterEntry
 }
 
 func newServiceIndex(n int) serviceIndex {
-	return serviceIndex{seed: maphash.MakeSeed(), one: make(map[uint64]*clusterEntry, n), more: map[uint64][]*clusterEntry{}}
+	x := serviceIndex{seed: maphash.MakeSeed(), more: map[uint64][]*clusterEntry{}}
+	x.one.reserve(n)
+	return x
 }
 
 func (x *serviceIndex) hash(svc types.NamespacedName) uint64 {
@@ -41,12 +48,11 @@ func (x *serviceIndex) addHash(h uint64, ce *clusterEntry) {
 		x.more[h] = append(list, ce)
 		return
 	}
-	if first, ok := x.one[h]; ok {
-		delete(x.one, h)
+	if first, ok := x.one.delete(h); ok {
 		x.more[h] = []*clusterEntry{first, ce}
 		return
 	}
-	x.one[h] = ce
+	x.one.set(h, ce)
 }
 
 // remove takes ce off svc's list once, as add listed it once per Service.
@@ -55,9 +61,9 @@ func (x *serviceIndex) remove(svc types.NamespacedName, ce *clusterEntry) {
 }
 
 func (x *serviceIndex) removeHash(h uint64, ce *clusterEntry) {
-	if first, ok := x.one[h]; ok {
+	if first, ok := x.one.get(h); ok {
 		if first == ce {
-			delete(x.one, h)
+			x.one.delete(h)
 		}
 		return
 	}
@@ -66,7 +72,7 @@ func (x *serviceIndex) removeHash(h uint64, ce *clusterEntry) {
 		delete(x.more, h)
 	case 1:
 		delete(x.more, h)
-		x.one[h] = list[0]
+		x.one.set(h, list[0])
 	default:
 		x.more[h] = list
 	}
@@ -75,7 +81,7 @@ func (x *serviceIndex) removeHash(h uint64, ce *clusterEntry) {
 // each calls fn once for every cluster listed under svc.
 func (x *serviceIndex) each(svc types.NamespacedName, fn func(*clusterEntry)) {
 	h := x.hash(svc)
-	if ce, ok := x.one[h]; ok {
+	if ce, ok := x.one.get(h); ok {
 		if slices.Contains(ce.services, svc) {
 			fn(ce)
 		}
@@ -91,4 +97,99 @@ func (x *serviceIndex) each(svc types.NamespacedName, fn func(*clusterEntry)) {
 }
 
 // len is how many hashes the index holds, for tests.
-func (x *serviceIndex) len() int { return len(x.one) + len(x.more) }
+func (x *serviceIndex) len() int { return x.one.n + len(x.more) }
+
+// clusterTable holds one cluster under each of its hashes. Any 64 bits
+// are a hash, 0 too, so an empty slot is one without a cluster.
+type clusterTable struct {
+	slots []hashedCluster
+	n     int
+}
+
+type hashedCluster struct {
+	hash uint64
+	ce   *clusterEntry
+}
+
+// find returns the slot holding h, or the empty slot where it would go;
+// the table must not be empty.
+func (t *clusterTable) find(h uint64) (int, bool) {
+	mask := len(t.slots) - 1
+	for i := int(h & uint64(mask)); ; i = (i + 1) & mask {
+		switch s := &t.slots[i]; {
+		case s.ce == nil:
+			return i, false
+		case s.hash == h:
+			return i, true
+		}
+	}
+}
+
+func (t *clusterTable) get(h uint64) (*clusterEntry, bool) {
+	if t.n == 0 {
+		return nil, false
+	}
+	if i, ok := t.find(h); ok {
+		return t.slots[i].ce, true
+	}
+	return nil, false
+}
+
+// set holds ce under h, in place of the cluster held there before.
+func (t *clusterTable) set(h uint64, ce *clusterEntry) {
+	t.reserve(t.n + 1)
+	i, ok := t.find(h)
+	if !ok {
+		t.n++
+	}
+	t.slots[i] = hashedCluster{h, ce}
+}
+
+// reserve grows the table to hold n clusters; it leaves a table that need
+// not grow as it is, nil while n is 0.
+func (t *clusterTable) reserve(n int) {
+	if n == 0 {
+		return
+	}
+	size := max(len(t.slots), 8)
+	for n*4 > size*3 {
+		size *= 2
+	}
+	if size == len(t.slots) {
+		return
+	}
+	old := t.slots
+	t.slots = make([]hashedCluster, size)
+	for _, s := range old {
+		if s.ce != nil {
+			i, _ := t.find(s.hash)
+			t.slots[i] = s
+		}
+	}
+}
+
+// delete empties h's slot and returns the cluster it held. The clusters
+// after it that probed past it move back, so that every cluster stays
+// reachable from its home slot without tombstones.
+func (t *clusterTable) delete(h uint64) (*clusterEntry, bool) {
+	if t.n == 0 {
+		return nil, false
+	}
+	hole, ok := t.find(h)
+	if !ok {
+		return nil, false
+	}
+	ce := t.slots[hole].ce
+	t.slots[hole] = hashedCluster{}
+	t.n--
+	mask := len(t.slots) - 1
+	for j := (hole + 1) & mask; t.slots[j].ce != nil; j = (j + 1) & mask {
+		// The cluster at j may fill the hole when the hole is no nearer
+		// its home than j is.
+		if home := int(t.slots[j].hash & uint64(mask)); (j-home)&mask >= (j-hole)&mask {
+			t.slots[hole], t.slots[j] = t.slots[j], hashedCluster{}
+			hole = j
+		}
+	}
+	return ce, true
+}
