@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -13,12 +14,11 @@ import (
 // the name with its two string headers, and holds a hash's only cluster in
 // an open-addressed table of its own (linear probing, at most three
 // quarters full): 16 bytes a slot with the hash kept beside the cluster,
-// so that probing and moving never hash again, where a map of the same
-// pairs keeps its tables between half and seven eighths full and adds a
-// control byte a slot. A hash with several clusters goes to more. A
-// lookup keeps only the clusters whose own Services
-// (clusterEntry.services) hold the one asked for, so two Services that
-// hash alike never mix.
+// so that probing and moving never hash again. A map of the same pairs
+// adds a control byte a slot and, made for as many Services, is half
+// empty. A hash with several clusters goes to more. A lookup keeps only
+// the clusters whose own Services (clusterEntry.services) hold the one
+// asked for, so two Services that hash alike never mix.
 type serviceIndex struct {
 	seed maphash.Seed
 	one  clusterTable
@@ -100,7 +100,11 @@ func (x *serviceIndex) each(svc types.NamespacedName, fn func(*clusterEntry)) {
 func (x *serviceIndex) len() int { return x.one.n + len(x.more) }
 
 // clusterTable holds one cluster under each of its hashes. Any 64 bits
-// are a hash, 0 too, so an empty slot is one without a cluster.
+// are a hash, 0 too, so an empty slot is one without a cluster. Its size
+// is any number, not a power of two, with a hash's home slot taken from
+// its high bits (h×size/2^64): a table of a power of two slots is half
+// empty for as many clusters as the Services at 10,000 roots, no smaller
+// than the map it replaces.
 type clusterTable struct {
 	slots []hashedCluster
 	n     int
@@ -111,11 +115,23 @@ type hashedCluster struct {
 	ce   *clusterEntry
 }
 
+func (t *clusterTable) home(h uint64) int {
+	hi, _ := bits.Mul64(h, uint64(len(t.slots)))
+	return int(hi)
+}
+
+// after is how many slots from i on j is, going round the table.
+func (t *clusterTable) after(i, j int) int {
+	if j < i {
+		j += len(t.slots)
+	}
+	return j - i
+}
+
 // find returns the slot holding h, or the empty slot where it would go;
 // the table must not be empty.
 func (t *clusterTable) find(h uint64) (int, bool) {
-	mask := len(t.slots) - 1
-	for i := int(h & uint64(mask)); ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = t.next(i) {
 		switch s := &t.slots[i]; {
 		case s.ce == nil:
 			return i, false
@@ -123,6 +139,13 @@ func (t *clusterTable) find(h uint64) (int, bool) {
 			return i, true
 		}
 	}
+}
+
+func (t *clusterTable) next(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
 }
 
 func (t *clusterTable) get(h uint64) (*clusterEntry, bool) {
@@ -145,21 +168,15 @@ func (t *clusterTable) set(h uint64, ce *clusterEntry) {
 	t.slots[i] = hashedCluster{h, ce}
 }
 
-// reserve grows the table to hold n clusters; it leaves a table that need
-// not grow as it is, nil while n is 0.
+// reserve grows the table to hold n clusters at most three quarters full:
+// to that size when it is presized, to twice its size when it grows by
+// one.
 func (t *clusterTable) reserve(n int) {
-	if n == 0 {
-		return
-	}
-	size := max(len(t.slots), 8)
-	for n*4 > size*3 {
-		size *= 2
-	}
-	if size == len(t.slots) {
+	if n*4 <= len(t.slots)*3 {
 		return
 	}
 	old := t.slots
-	t.slots = make([]hashedCluster, size)
+	t.slots = make([]hashedCluster, max(8, (n*4+2)/3, 2*len(old)))
 	for _, s := range old {
 		if s.ce != nil {
 			i, _ := t.find(s.hash)
@@ -182,11 +199,10 @@ func (t *clusterTable) delete(h uint64) (*clusterEntry, bool) {
 	ce := t.slots[hole].ce
 	t.slots[hole] = hashedCluster{}
 	t.n--
-	mask := len(t.slots) - 1
-	for j := (hole + 1) & mask; t.slots[j].ce != nil; j = (j + 1) & mask {
+	for j := t.next(hole); t.slots[j].ce != nil; j = t.next(j) {
 		// The cluster at j may fill the hole when the hole is no nearer
 		// its home than j is.
-		if home := int(t.slots[j].hash & uint64(mask)); (j-home)&mask >= (j-hole)&mask {
+		if t.after(t.home(t.slots[j].hash), j) >= t.after(hole, j) {
 			t.slots[hole], t.slots[j] = t.slots[j], hashedCluster{}
 			hole = j
 		}

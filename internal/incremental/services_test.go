@@ -80,8 +80,9 @@ func listed(x *serviceIndex, h uint64) []*clusterEntry {
 
 // TestServiceIndexFollowsMap drives the index and a plain map of lists
 // through the same random adds and removes, under the hashes of a few
-// Services and under chosen hashes that share home slots (0 among them),
-// so that probing runs long and deletion moves clusters back, and checks
+// Services and under chosen hashes that share the first and the last home
+// slots (0 among them), so that probing runs long, wraps round the table
+// and deletion moves clusters back, and checks
 // after every step that both hold the same lists and that each yields
 // what the map's list does.
 func TestServiceIndexFollowsMap(t *testing.T) {
@@ -94,10 +95,10 @@ func TestServiceIndexFollowsMap(t *testing.T) {
 			svcs[i] = types.NamespacedName{Namespace: "n", Name: fmt.Sprint("s", i)}
 			hashes = append(hashes, x.hash(svcs[i]))
 		}
-		for i := range uint64(24) {
-			// Homes 0 to 3 in every table size, and in tables of up to
-			// 2^32 slots: long runs of one home.
-			hashes = append(hashes, i%4+i/4<<32)
+		for i := range uint64(12) {
+			// The first and the last home slot in tables of up to 2^32
+			// slots.
+			hashes = append(hashes, i<<32, ^uint64(0)-i<<32)
 		}
 		clusters := make([]*clusterEntry, 12)
 		for i := range clusters {
