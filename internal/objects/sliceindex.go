@@ -12,13 +12,12 @@ import (
 // building a ClusterLoadAssignment touches only its slices. At 10,000
 // roots it holds tens of thousands of Services, nearly all with one slice,
 // so it keys a 64-bit hash of the Service, not the name with its two
-// string headers: 32 bytes a map slot where the name took 56. The seed is
-// the process's, not the snapshot's, so that two snapshots of the same
-// objects stay deeply equal, as tests compare them. A hash lists the slices of every Service that has it, sorted by
-// namespace, Service and name, so that the slices of one Service lie
-// together in name order and two Services that hash alike never mix. A
-// list is replaced, never changed in place, so that what of returned stays
-// as it was.
+// string headers: 32 bytes a map slot where the name took 56. A hash
+// lists the slices of every Service that has it, sorted by namespace,
+// Service and name, so that the slices of one Service lie together in
+// name order and two Services that hash alike never mix. A list is
+// replaced, never changed in place, so that what of returned stays as it
+// was.
 type sliceIndex struct {
 	// hash, when set, replaces the seeded hash: tests make Services
 	// collide with it.
@@ -26,6 +25,8 @@ type sliceIndex struct {
 	m    map[uint64][]*EndpointSlice
 }
 
+// sliceSeed is the process's, not a snapshot's, so that two snapshots of
+// the same objects stay deeply equal, as tests compare them.
 var sliceSeed = maphash.MakeSeed()
 
 func newSliceIndex() sliceIndex { return sliceIndex{m: map[uint64][]*EndpointSlice{}} }
