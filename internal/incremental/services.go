@@ -103,7 +103,7 @@ func (x *serviceIndex) len() int { return x.one.n + len(x.more) }
 // are a hash, 0 too, so an empty slot is one without a cluster. Its size
 // is any number, not a power of two, with a hash's home slot taken from
 // its high bits (h×size/2^64): a table of a power of two slots is half
-// empty for as many clusters as the Services at 10,000 roots, no smaller
+// empty for as many clusters as the Services at 10,000 roots, hardly smaller
 // than the map it replaces.
 type clusterTable struct {
 	slots []hashedCluster
