@@ -36,13 +36,17 @@ type bulkJob struct {
 // 100,000 objects): each map is made at its final size and the kinds are
 // filled on every core, where Upsert grows one map at a time on one core.
 func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
+	return fillSnapshot(NewSnapshot(), objs)
+}
+
+// fillSnapshot is SnapshotOf onto s, an empty snapshot.
+func fillSnapshot(s *Snapshot, objs []runtime.Object) (*Snapshot, error) {
 	byKind, known, err := listByKind(objs)
 	if err != nil {
 		return nil, err
 	}
 	if !known {
 		// A kind added after this file was written: Upsert knows it.
-		s := NewSnapshot()
 		for _, obj := range objs {
 			if _, err := s.Upsert(obj); err != nil {
 				return nil, err
@@ -50,8 +54,7 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 		}
 		return s, nil
 	}
-	// Maps of kinds not filled below stay NewSnapshot's, never nil.
-	s := NewSnapshot()
+	// Maps of kinds not filled below stay s's, never nil.
 	jobs := []bulkJob{
 		{len(byKind[KindHTTPProxy]), func() { s.HTTPProxies = fill[*switchyardv1.HTTPProxy](byKind[KindHTTPProxy]) }},
 		{len(byKind[KindExtensionService]), func() {
@@ -73,7 +76,6 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 		// made beside it from the list, and made again from the map below
 		// in the rare case that a later slice replaced an earlier one.
 		{len(byKind[KindEndpointSlice]), func() {
-			s.slicesByService = make(map[types.NamespacedName][]*EndpointSlice)
 			for _, o := range byKind[KindEndpointSlice] {
 				s.indexSlice(o.obj.(*EndpointSlice))
 			}
@@ -97,7 +99,7 @@ func SnapshotOf(objs []runtime.Object) (*Snapshot, error) {
 	if len(s.EndpointSlices) < len(byKind[KindEndpointSlice]) {
 		// A slice was replaced, perhaps by one of another Service: the
 		// index made from the list may hold both.
-		clear(s.slicesByService)
+		clear(s.slicesByService.m)
 		for _, es := range s.EndpointSlices {
 			s.indexSlice(es)
 		}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -43,12 +41,8 @@ type Snapshot struct {
 	TrafficTargets map[types.NamespacedName]*accessv1alpha3.TrafficTarget
 	Pods           map[types.NamespacedName]*corev1.Pod
 
-	// slicesByService indexes EndpointSlices by the Service they belong to,
-	// sorted by name, so that building a ClusterLoadAssignment touches only
-	// its slices. Most Services have one slice: a slice of them costs a
-	// tenth of a map per Service. A list is replaced, never changed in
-	// place, so that what SlicesFor returned stays as it was.
-	slicesByService map[types.NamespacedName][]*EndpointSlice
+	// slicesByService indexes EndpointSlices by the Service they belong to.
+	slicesByService sliceIndex
 	// delegationsByNamespace indexes TLSCertificateDelegations by namespace,
 	// then name, so that a cross-namespace Secret lookup reads only the
 	// delegations of the Secret's namespace.
@@ -71,7 +65,7 @@ func NewSnapshot() *Snapshot {
 		TrafficTargets:    map[types.NamespacedName]*accessv1alpha3.TrafficTarget{},
 		Pods:              map[types.NamespacedName]*corev1.Pod{},
 
-		slicesByService:        map[types.NamespacedName][]*EndpointSlice{},
+		slicesByService:        newSliceIndex(),
 		delegationsByNamespace: map[string]map[string]*switchyardv1.TLSCertificateDelegation{},
 	}
 }
@@ -257,41 +251,21 @@ func SliceService(es *EndpointSlice) (types.NamespacedName, bool) {
 // SlicesFor returns the EndpointSlices of a Service, sorted by name. The
 // list is the snapshot's: callers must not modify it.
 func (s *Snapshot) SlicesFor(svc types.NamespacedName) []*EndpointSlice {
-	return s.slicesByService[svc]
+	return s.slicesByService.of(svc)
 }
 
 func (s *Snapshot) indexSlice(es *EndpointSlice) {
-	svc, ok := SliceService(es)
-	if !ok {
-		return
+	if svc, ok := SliceService(es); ok {
+		s.slicesByService.add(svc, es)
 	}
-	old := s.slicesByService[svc]
-	i, _ := slices.BinarySearchFunc(old, es.Name, bySliceName)
-	s.slicesByService[svc] = slices.Insert(slices.Clip(old), i, es)
 }
 
 func (s *Snapshot) removeSlice(nn types.NamespacedName) {
-	old, ok := s.EndpointSlices[nn]
-	if !ok {
-		return
+	if old, ok := s.EndpointSlices[nn]; ok {
+		if svc, ok := SliceService(old); ok {
+			s.slicesByService.remove(svc, old)
+		}
 	}
-	svc, ok := SliceService(old)
-	if !ok {
-		return
-	}
-	list := s.slicesByService[svc]
-	i, found := slices.BinarySearchFunc(list, nn.Name, bySliceName)
-	switch {
-	case !found:
-	case len(list) == 1:
-		delete(s.slicesByService, svc)
-	default:
-		s.slicesByService[svc] = slices.Delete(slices.Clone(list), i, i+1)
-	}
-}
-
-func bySliceName(es *EndpointSlice, name string) int {
-	return strings.Compare(es.Name, name)
 }
 
 // DelegationsIn returns the TLSCertificateDelegations of one namespace, in
