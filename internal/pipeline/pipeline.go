@@ -188,7 +188,10 @@ func (p *Pipeline) apply(changes []objects.Change, held bool) (Result, error) {
 }
 
 // publish passes every group's changes through the gate, stages what
-// passed and hands the cache what is due, when there is a cache.
+// passed and hands the cache what is due, when there is a cache. A
+// group's staging and cache update run beside the gate's pass of the
+// next group, which touches neither: on a first build at 10,000 roots
+// each takes a few hundred milliseconds.
 func (p *Pipeline) publish(delta *incremental.Delta) error {
 	now := p.cfg.Now()
 	p.gate.Begin()
@@ -196,6 +199,10 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 	if delta.All {
 		defer xdscheck.ForgetClean()
 	}
+	var (
+		prev chan error
+		err  error
+	)
 	for _, g := range groups {
 		if p.cache == nil {
 			// Nothing is staged: what changed is not listed.
@@ -206,18 +213,30 @@ func (p *Pipeline) publish(delta *incremental.Delta) error {
 		}
 		served, changes, fresh := p.gate.Pass(g.name, p.engine.Targets(g.name), delta.Changes[g.name], delta.All)
 		p.withheld(fresh)
-		var out []xdsres.Change
-		if p.warming {
-			out = unstaged(served, changes, delta.All)
-		} else {
-			out = p.stagers[g.name].stage(served, changes, delta.All, now)
-		}
-		if err := p.cache.Update(g.name, out); err != nil {
-			return err
-		}
 		p.countServed(g.name, served)
+		if prev != nil {
+			if err = <-prev; err != nil {
+				return err
+			}
+		}
+		prev = make(chan error, 1)
+		go func(g groupDef, done chan<- error) { done <- p.hand(g, served, changes, delta.All, now) }(g, prev)
 	}
-	return nil
+	if prev != nil {
+		err = <-prev
+	}
+	return err
+}
+
+// hand stages a group's gated build and gives the cache what is due.
+func (p *Pipeline) hand(g groupDef, served incremental.Targets, changes map[string]map[string]incremental.Change, all bool, now time.Time) error {
+	var out []xdsres.Change
+	if p.warming {
+		out = unstaged(served, changes, all)
+	} else {
+		out = p.stagers[g.name].stage(served, changes, all, now)
+	}
+	return p.cache.Update(g.name, out)
 }
 
 // countServed sets the gauges of how many resources of each type a group
@@ -295,10 +314,13 @@ func (p *Pipeline) Snapshot() *objects.Snapshot { return p.snap }
 // nodes).
 func (p *Pipeline) scope(changes []objects.Change) (incremental.Changes, bool) {
 	ch := incremental.Changes{Objects: make([]objects.Key, 0, len(changes)), Endpoints: map[types.NamespacedName]bool{}}
+	// A first build computes every Service's endpoints: naming each of
+	// them (66,000 at 10,000 roots) would only fill a map.
+	ch.AllEndpoints = !p.built
 	endpointsOnly := true
 	for _, c := range changes {
 		ch.Objects = append(ch.Objects, c.Key)
-		if p.snap.EndpointScope(c, ch.Endpoints) {
+		if p.built && p.snap.EndpointScope(c, ch.Endpoints) {
 			ch.AllEndpoints = true
 		}
 		if k := c.Key.Kind; k != objects.KindEndpointSlice && k != objects.KindNode {

@@ -200,3 +200,12 @@ func (s *Set) Map() map[string]*Resource {
 	}
 	return out
 }
+
+// Names lists the names held, in no particular order.
+func (s *Set) Names() []string {
+	out := make([]string, 0, s.Len())
+	for name := range s.All() {
+		out = append(out, name)
+	}
+	return out
+}

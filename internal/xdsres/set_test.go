@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -79,6 +80,11 @@ func TestSetOfHoldsTheMap(t *testing.T) {
 	got := SetOf(want).Map()
 	if !maps.Equal(got, want) {
 		t.Fatalf("SetOf(m).Map() = %v, want %v", got, want)
+	}
+	names := SetOf(want).Names()
+	slices.Sort(names)
+	if w := slices.Sorted(maps.Keys(want)); !slices.Equal(names, w) {
+		t.Fatalf("Names() = %v, want %v", names, w)
 	}
 }
 
