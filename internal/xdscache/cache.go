@@ -134,14 +134,25 @@ func (c *Cache) Update(g xdsres.Group, changes []xdsres.Change) error {
 	return nil
 }
 
+// largeUpdate is the number of changes from which an update sizes its
+// lists of what changed: below it, counting costs more than growing.
+const largeUpdate = 1024
+
 // reserveFirst sizes the sets of the types that hold nothing yet for what
 // changes add to them: a first build adds tens of thousands of one type,
 // which would otherwise fill and copy the table over and over. It returns
-// how many changes each type has, which sizes the lists of what changed.
+// how many changes each type has, which sizes the lists of what changed,
+// for an update large enough for it to matter (nil otherwise).
 func reserveFirst(types map[string]*typeState, changes []xdsres.Change) map[string]int {
-	perType, adds := map[string]int{}, map[string]int{}
+	var perType map[string]int
+	if len(changes) >= largeUpdate {
+		perType = map[string]int{}
+	}
+	adds := map[string]int{}
 	for _, ch := range changes {
-		perType[ch.TypeURL]++
+		if perType != nil {
+			perType[ch.TypeURL]++
+		}
 		if ch.Resource != nil && types[ch.TypeURL].resources.Len() == 0 {
 			adds[ch.TypeURL]++
 		}
