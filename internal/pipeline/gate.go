@@ -385,7 +385,9 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 		}
 		return out
 	}
-	srv := typeCursor{targets: served}
+	// A resource's references are mostly of one type: a cursor of their
+	// own spares hashing a type URL for each.
+	srv, refSrv := typeCursor{targets: served}, typeCursor{targets: served}
 	for changed := true; changed; {
 		changed = false
 		for _, tn := range examine {
@@ -394,11 +396,12 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 				continue
 			}
 			for _, ref := range refsOf(r) {
-				if served[ref.Type] == nil || served[ref.Type].Get(ref.Name) != nil {
+				byName := refSrv.of(ref.Type)
+				if byName == nil || byName.Get(ref.Name) != nil {
 					continue
 				}
 				if p := prev[typeName{ref.Type, ref.Name}]; p != nil {
-					served[ref.Type].Put(ref.Name, p)
+					byName.Put(ref.Name, p)
 					changed = true
 					continue
 				}
