@@ -14,7 +14,6 @@ import (
 
 	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/dag"
-	"github.com/switchyard-dev/switchyard/internal/incremental"
 	"github.com/switchyard-dev/switchyard/internal/objects"
 	"github.com/switchyard-dev/switchyard/internal/pipeline"
 	"github.com/switchyard-dev/switchyard/internal/translator"
@@ -94,7 +93,7 @@ func Run(snap *objects.Snapshot, opts Options) (*Output, error) {
 
 // inWireOrder lists what the gate lets through by type, each type in name
 // order, which is the translator's wire order; empty types are left out.
-func inWireOrder(served incremental.Targets) map[string][]*xdsres.Resource {
+func inWireOrder(served map[string]*xdsres.Set) map[string][]*xdsres.Resource {
 	out := map[string][]*xdsres.Resource{}
 	for url, byName := range served {
 		if byName.Len() == 0 {
