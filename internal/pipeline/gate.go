@@ -163,11 +163,11 @@ func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[str
 			before[ref] = rj
 		}
 	}
-	refs := gt.validate(g, examine, target, served)
+	gt.validate(g, examine, target, served)
 	if served[httpsListener.typ].Get(httpsListener.name) != target[httpsListener.typ].Get(httpsListener.name) {
 		gt.patchHTTPS(g, target, prev, served)
 	}
-	gt.resolve(g, examine, target, prev, served, refs)
+	gt.resolve(g, examine, target, prev, served)
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 		if rj, ok := gt.rejected[ref]; ok {
@@ -271,9 +271,10 @@ func allSorted(target incremental.Targets) []typeName {
 }
 
 // validate serves the build's version of each resource unless it fails
-// validation, and returns the references of those it inspected. The
-// inspections, the one costly part, run on every core.
-func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incremental.Targets) map[*xdsres.Resource][]xdscheck.Ref {
+// validation; what it inspects stays in gt.inspected, references
+// included, until End. The inspections, the one costly part, run on
+// every core.
+func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incremental.Targets) {
 	type job struct {
 		tn   typeName
 		cand *xdsres.Resource
@@ -288,7 +289,6 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 	// What is inspected already is decided at once: each resource's
 	// verdict touches its own entries only, so the order is free.
 	var jobs []job
-	refs := make(map[*xdsres.Resource][]xdscheck.Ref, len(examine))
 	tgt, srv := typeCursor{targets: target}, typeCursor{targets: served}
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
@@ -306,7 +306,7 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 				jobs = append(jobs, job{tn: tn, cand: cand})
 				continue
 			}
-			gt.admit(ref, cand, in, srv.of(tn.typ), refs)
+			gt.admit(ref, cand, in, srv.of(tn.typ))
 		}
 	}
 	inParallel(len(jobs), func(i int) {
@@ -316,19 +316,17 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 	for _, j := range jobs {
 		gt.inspected[j.cand] = j.inspection
 		ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
-		gt.admit(ref, j.cand, j.inspection, srv.of(j.tn.typ), refs)
+		gt.admit(ref, j.cand, j.inspection, srv.of(j.tn.typ))
 	}
-	return refs
 }
 
 // admit serves cand as ref, unless its inspection found a problem,
 // byName being served's set of ref's type.
-func (gt *Gate) admit(ref incremental.ResourceRef, cand *xdsres.Resource, in inspection, byName *xdsres.Set, refs map[*xdsres.Resource][]xdscheck.Ref) {
+func (gt *Gate) admit(ref incremental.ResourceRef, cand *xdsres.Resource, in inspection, byName *xdsres.Set) {
 	if in.err != nil {
 		gt.rejected[ref] = rejected{res: cand, err: in.err}
 		return
 	}
-	refs[cand] = in.refs
 	delete(gt.rejected, ref)
 	byName.Put(ref.Name, cand)
 }
@@ -374,8 +372,14 @@ func inParallel(n int, fn func(i int)) {
 // that is not served, and keeps what a previous version still refers to.
 // Every step moves a resource back to its previous version, which
 // resolved, so it ends.
-func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.Targets, prev map[typeName]*xdsres.Resource, served incremental.Targets, refs map[*xdsres.Resource][]xdscheck.Ref) {
+func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.Targets, prev map[typeName]*xdsres.Resource, served incremental.Targets) {
+	// What this build inspected holds its references; a version served
+	// from before, which it did not inspect, is decoded for them once.
+	refs := map[*xdsres.Resource][]xdscheck.Ref{}
 	refsOf := func(r *xdsres.Resource) []xdscheck.Ref {
+		if in, ok := gt.inspected[r]; ok && in.err == nil {
+			return in.refs
+		}
 		out, ok := refs[r]
 		if !ok {
 			if m := r.Decoded(); m != nil {
