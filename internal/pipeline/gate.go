@@ -149,13 +149,14 @@ func (gt *Gate) Pass(g xdsres.Group, target incremental.Targets, changes map[str
 func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[string]map[string]incremental.Change, all bool) (served incremental.Targets, examine []typeName, prev map[typeName]*xdsres.Resource, fresh []Rejection) {
 	served = gt.servedOf(g, target)
 	examine = gt.toExamine(g, target, changes, all)
+	hs := hashNames(examine)
 	// prev holds only what was served: a first build serves nothing
 	// yet, and every resource of it would be a nil entry.
 	prev = make(map[typeName]*xdsres.Resource)
 	before := make(map[incremental.ResourceRef]rejected)
 	srv := typeCursor{targets: served}
-	for _, tn := range examine {
-		if p := srv.of(tn.typ).Get(tn.name); p != nil {
+	for i, tn := range examine {
+		if p := srv.of(tn.typ).GetHashed(tn.name, hs[i]); p != nil {
 			prev[tn] = p
 		}
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
@@ -163,11 +164,11 @@ func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[str
 			before[ref] = rj
 		}
 	}
-	gt.validate(g, examine, target, served)
+	gt.validate(g, examine, hs, target, served)
 	if served[httpsListener.typ].Get(httpsListener.name) != target[httpsListener.typ].Get(httpsListener.name) {
 		gt.patchHTTPS(g, target, prev, served)
 	}
-	gt.resolve(g, examine, target, prev, served)
+	gt.resolve(g, examine, hs, target, prev, served)
 	for _, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 		if rj, ok := gt.rejected[ref]; ok {
@@ -179,8 +180,8 @@ func (gt *Gate) pass(g xdsres.Group, target incremental.Targets, changes map[str
 
 	held := gt.held[g]
 	tgt := typeCursor{targets: target}
-	for _, tn := range examine {
-		if srv.of(tn.typ).Get(tn.name) != tgt.of(tn.typ).Get(tn.name) {
+	for i, tn := range examine {
+		if srv.of(tn.typ).GetHashed(tn.name, hs[i]) != tgt.of(tn.typ).GetHashed(tn.name, hs[i]) {
 			held[tn] = true
 		} else {
 			delete(held, tn)
@@ -274,9 +275,9 @@ func allSorted(target incremental.Targets) []typeName {
 // validation; what it inspects stays in gt.inspected, references
 // included, until End. The inspections, the one costly part, run on
 // every core.
-func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incremental.Targets) {
+func (gt *Gate) validate(g xdsres.Group, examine []typeName, hs []uint64, target, served incremental.Targets) {
 	type job struct {
-		tn   typeName
+		i    int // in examine
 		cand *xdsres.Resource
 		inspection
 	}
@@ -290,45 +291,56 @@ func (gt *Gate) validate(g xdsres.Group, examine []typeName, target, served incr
 	// verdict touches its own entries only, so the order is free.
 	var jobs []job
 	tgt, srv := typeCursor{targets: target}, typeCursor{targets: served}
-	for _, tn := range examine {
+	for i, tn := range examine {
 		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
-		cand := tgt.of(tn.typ).Get(tn.name)
+		cand := tgt.of(tn.typ).GetHashed(tn.name, hs[i])
 		switch rj, failed := gt.rejected[ref]; {
 		case cand == nil:
 			delete(gt.rejected, ref)
-			srv.of(tn.typ).Delete(tn.name)
-		case srv.of(tn.typ).Get(tn.name) == cand:
+			srv.of(tn.typ).DeleteHashed(tn.name, hs[i])
+		case srv.of(tn.typ).GetHashed(tn.name, hs[i]) == cand:
 			delete(gt.rejected, ref)
 		case failed && rj.res == cand:
 		default:
 			in, ok := gt.inspected[cand]
 			if !ok {
-				jobs = append(jobs, job{tn: tn, cand: cand})
+				jobs = append(jobs, job{i: i, cand: cand})
 				continue
 			}
-			gt.admit(ref, cand, in, srv.of(tn.typ))
+			gt.admit(ref, hs[i], cand, in, srv.of(tn.typ))
 		}
 	}
-	inParallel(len(jobs), func(i int) {
-		j := &jobs[i]
-		j.inspection = inspect(j.cand, j.tn.typ, j.tn.name)
+	inParallel(len(jobs), func(k int) {
+		j := &jobs[k]
+		tn := examine[j.i]
+		j.inspection = inspect(j.cand, tn.typ, tn.name)
 	})
 	for _, j := range jobs {
 		gt.inspected[j.cand] = j.inspection
-		ref := incremental.ResourceRef{Group: g, Type: j.tn.typ, Name: j.tn.name}
-		gt.admit(ref, j.cand, j.inspection, srv.of(j.tn.typ))
+		tn := examine[j.i]
+		ref := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
+		gt.admit(ref, hs[j.i], j.cand, j.inspection, srv.of(tn.typ))
 	}
 }
 
 // admit serves cand as ref, unless its inspection found a problem,
-// byName being served's set of ref's type.
-func (gt *Gate) admit(ref incremental.ResourceRef, cand *xdsres.Resource, in inspection, byName *xdsres.Set) {
+// byName being served's set of ref's type and h the Hash of ref's name.
+func (gt *Gate) admit(ref incremental.ResourceRef, h uint64, cand *xdsres.Resource, in inspection, byName *xdsres.Set) {
 	if in.err != nil {
 		gt.rejected[ref] = rejected{res: cand, err: in.err}
 		return
 	}
 	delete(gt.rejected, ref)
-	byName.Put(ref.Name, cand)
+	byName.PutHashed(ref.Name, h, cand)
+}
+
+// hashNames is the xdsres.Hash of each name examined, which the gate
+// looks up in several sets, several times: on every core, since a first
+// build examines 200,000 at 10,000 roots.
+func hashNames(examine []typeName) []uint64 {
+	hs := make([]uint64, len(examine))
+	inParallel(len(examine), func(i int) { hs[i] = xdsres.Hash(examine[i].name) })
+	return hs
 }
 
 // typeCursor is a Targets' set of one type, looked up again only when the
@@ -372,7 +384,7 @@ func inParallel(n int, fn func(i int)) {
 // that is not served, and keeps what a previous version still refers to.
 // Every step moves a resource back to its previous version, which
 // resolved, so it ends.
-func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.Targets, prev map[typeName]*xdsres.Resource, served incremental.Targets) {
+func (gt *Gate) resolve(g xdsres.Group, examine []typeName, hs []uint64, target incremental.Targets, prev map[typeName]*xdsres.Resource, served incremental.Targets) {
 	// What this build inspected holds its references; a version served
 	// from before, which it did not inspect, is decoded for them once.
 	refs := map[*xdsres.Resource][]xdscheck.Ref{}
@@ -394,8 +406,8 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 	srv, refSrv := typeCursor{targets: served}, typeCursor{targets: served}
 	for changed := true; changed; {
 		changed = false
-		for _, tn := range examine {
-			r := srv.of(tn.typ).Get(tn.name)
+		for i, tn := range examine {
+			r := srv.of(tn.typ).GetHashed(tn.name, hs[i])
 			if r == nil {
 				continue
 			}
@@ -418,9 +430,9 @@ func (gt *Gate) resolve(g xdsres.Group, examine []typeName, target incremental.T
 				if p := prev[tn]; p == r {
 					continue // served before as it is: nothing to go back to
 				} else if p != nil {
-					srv.of(tn.typ).Put(tn.name, p)
+					srv.of(tn.typ).PutHashed(tn.name, hs[i], p)
 				} else {
-					srv.of(tn.typ).Delete(tn.name)
+					srv.of(tn.typ).DeleteHashed(tn.name, hs[i])
 				}
 				key := incremental.ResourceRef{Group: g, Type: tn.typ, Name: tn.name}
 				if _, failed := gt.rejected[key]; !failed {

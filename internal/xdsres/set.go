@@ -18,8 +18,11 @@ import (
 //
 // A nil *Set is an empty set, as a nil map is: Get, Lookup, Len, All and
 // Delete accept one; Put does not.
+//
+// Every set hashes a name alike (Hash), so that a caller looking one name
+// up in several sets (the gate: the build's, what is served) hashes it
+// once and passes the hash (the Hashed methods).
 type Set struct {
-	seed  maphash.Seed
 	slots []*Resource
 	tags  []uint8
 	n     int
@@ -28,7 +31,7 @@ type Set struct {
 
 // NewSet returns an empty set with room for n resources.
 func NewSet(n int) *Set {
-	s := &Set{seed: maphash.MakeSeed()}
+	s := &Set{}
 	if n > 0 {
 		s.Reserve(n)
 	}
@@ -44,17 +47,23 @@ func SetOf(m map[string]*Resource) *Set {
 	return s
 }
 
-// place returns name's home slot and its tag: the hash's top byte.
-func (s *Set) place(name string) (int, uint8) {
-	h := maphash.String(s.seed, name)
+// setSeed is the seed of every set's hash: random for each process, so
+// that no one can choose names that collide.
+var setSeed = maphash.MakeSeed()
+
+// Hash is the hash a set keeps name under.
+func Hash(name string) uint64 { return maphash.String(setSeed, name) }
+
+// place returns the home slot and the tag (its top byte) of hash h.
+func (s *Set) place(h uint64) (int, uint8) {
 	return int(h & uint64(len(s.slots)-1)), uint8(h >> 56)
 }
 
-// find returns the slot holding name, or the empty slot where it would
-// go, with name's tag; the table must not be empty.
-func (s *Set) find(name string) (int, uint8, bool) {
+// find returns the slot holding name, whose hash is h, or the empty slot
+// where it would go, with name's tag; the table must not be empty.
+func (s *Set) find(name string, h uint64) (int, uint8, bool) {
 	mask := len(s.slots) - 1
-	i, tag := s.place(name)
+	i, tag := s.place(h)
 	for ; ; i = (i + 1) & mask {
 		switch r := s.slots[i]; {
 		case r == nil:
@@ -67,6 +76,14 @@ func (s *Set) find(name string) (int, uint8, bool) {
 
 // Lookup returns the resource held under name, and whether there is one.
 func (s *Set) Lookup(name string) (*Resource, bool) {
+	if s == nil || s.n == 0 && len(s.other) == 0 {
+		return nil, false // spares hashing the name
+	}
+	return s.LookupHashed(name, Hash(name))
+}
+
+// LookupHashed is Lookup for a name whose Hash is h.
+func (s *Set) LookupHashed(name string, h uint64) (*Resource, bool) {
 	if s == nil {
 		return nil, false
 	}
@@ -76,7 +93,7 @@ func (s *Set) Lookup(name string) (*Resource, bool) {
 	if s.n == 0 {
 		return nil, false
 	}
-	if i, _, ok := s.find(name); ok {
+	if i, _, ok := s.find(name, h); ok {
 		return s.slots[i], true
 	}
 	return nil, false
@@ -85,6 +102,12 @@ func (s *Set) Lookup(name string) (*Resource, bool) {
 // Get returns the resource held under name, nil when there is none.
 func (s *Set) Get(name string) *Resource {
 	r, _ := s.Lookup(name)
+	return r
+}
+
+// GetHashed is Get for a name whose Hash is h.
+func (s *Set) GetHashed(name string, h uint64) *Resource {
+	r, _ := s.LookupHashed(name, h)
 	return r
 }
 
@@ -97,9 +120,12 @@ func (s *Set) Len() int {
 }
 
 // Put holds r under name; r must not be nil (Delete removes a name).
-func (s *Set) Put(name string, r *Resource) {
+func (s *Set) Put(name string, r *Resource) { s.PutHashed(name, Hash(name), r) }
+
+// PutHashed is Put for a name whose Hash is h.
+func (s *Set) PutHashed(name string, h uint64, r *Resource) {
 	if r.Name != name {
-		s.deleteSlot(name)
+		s.deleteSlot(name, h)
 		if s.other == nil {
 			s.other = map[string]*Resource{}
 		}
@@ -108,7 +134,7 @@ func (s *Set) Put(name string, r *Resource) {
 	}
 	delete(s.other, name)
 	s.Reserve(s.n + 1)
-	i, tag, ok := s.find(name)
+	i, tag, ok := s.find(name, h)
 	if !ok {
 		s.n++
 	}
@@ -128,7 +154,7 @@ func (s *Set) Reserve(n int) {
 	s.slots, s.tags = make([]*Resource, size), make([]uint8, size)
 	for _, r := range old {
 		if r != nil {
-			i, tag, _ := s.find(r.Name)
+			i, tag, _ := s.find(r.Name, Hash(r.Name))
 			s.slots[i], s.tags[i] = r, tag
 		}
 	}
@@ -136,24 +162,32 @@ func (s *Set) Reserve(n int) {
 
 // Delete removes what is held under name, if anything.
 func (s *Set) Delete(name string) {
-	if s == nil {
+	if s == nil || s.n == 0 && len(s.other) == 0 {
 		return // as deleting from a nil map does
+	}
+	s.DeleteHashed(name, Hash(name))
+}
+
+// DeleteHashed is Delete for a name whose Hash is h.
+func (s *Set) DeleteHashed(name string, h uint64) {
+	if s == nil {
+		return
 	}
 	if _, ok := s.other[name]; ok {
 		delete(s.other, name)
 		return
 	}
-	s.deleteSlot(name)
+	s.deleteSlot(name, h)
 }
 
 // deleteSlot empties name's slot and moves back the resources after it
 // that probed past it, so that every resource stays reachable from its
 // home slot without tombstones.
-func (s *Set) deleteSlot(name string) {
+func (s *Set) deleteSlot(name string, h uint64) {
 	if s.n == 0 {
 		return
 	}
-	hole, _, ok := s.find(name)
+	hole, _, ok := s.find(name, h)
 	if !ok {
 		return
 	}
@@ -163,7 +197,7 @@ func (s *Set) deleteSlot(name string) {
 	for j := (hole + 1) & mask; s.slots[j] != nil; j = (j + 1) & mask {
 		// The resource at j may fill the hole when the hole is no
 		// nearer its home than j is.
-		if home, _ := s.place(s.slots[j].Name); (j-home)&mask >= (j-hole)&mask {
+		if home, _ := s.place(Hash(s.slots[j].Name)); (j-home)&mask >= (j-hole)&mask {
 			s.slots[hole], s.slots[j] = s.slots[j], nil
 			s.tags[hole] = s.tags[j]
 			hole = j

@@ -27,6 +27,9 @@ func TestSetIsAMap(t *testing.T) {
 			if x, ok := s.Lookup(name); !ok || x != r {
 				t.Fatalf("step %d: Lookup(%q) = %v, %v", step, name, x, ok)
 			}
+			if x := s.GetHashed(name, Hash(name)); x != r {
+				t.Fatalf("step %d: GetHashed(%q) = %v", step, name, x)
+			}
 		}
 	}
 	for step := range 4000 {
@@ -37,10 +40,18 @@ func TestSetIsAMap(t *testing.T) {
 			if op == 0 && rng.IntN(8) == 0 {
 				r.Name = "other"
 			}
-			s.Put(name, r)
+			if rng.IntN(2) == 0 {
+				s.PutHashed(name, Hash(name), r)
+			} else {
+				s.Put(name, r)
+			}
 			want[name] = r
 		default:
-			s.Delete(name)
+			if rng.IntN(2) == 0 {
+				s.DeleteHashed(name, Hash(name))
+			} else {
+				s.Delete(name)
+			}
 			delete(want, name)
 		}
 		if _, ok := s.Lookup("absent"); ok {
