@@ -465,12 +465,12 @@ func newUpdate(generation uint64, n int) *update {
 
 // set changes one target resource (nil deletes it), remembering what it was.
 func (e *Engine) set(g xdsres.Group, t, name string, r *xdsres.Resource) {
-	byName := e.targets[g][t]
+	byName, h := e.targets[g][t], xdsres.Hash(name)
 	if e.u.initial {
 		if r == nil {
-			byName.Delete(name)
+			byName.DeleteHashed(name, h)
 		} else {
-			byName.Put(name, r)
+			byName.PutHashed(name, h, r)
 		}
 		return
 	}
@@ -483,12 +483,12 @@ func (e *Engine) set(g xdsres.Group, t, name string, r *xdsres.Resource) {
 		b[t] = map[string]*xdsres.Resource{}
 	}
 	if _, seen := b[t][name]; !seen {
-		b[t][name] = byName.Get(name)
+		b[t][name] = byName.GetHashed(name, h)
 	}
 	if r == nil {
-		byName.Delete(name)
+		byName.DeleteHashed(name, h)
 	} else {
-		byName.Put(name, r)
+		byName.PutHashed(name, h, r)
 	}
 }
 

@@ -165,12 +165,13 @@ func reserveFirst(types map[string]*typeState, changes []xdsres.Change) map[stri
 
 // apply records one change and reports whether it changed anything.
 func (t *typeState) apply(ch xdsres.Change) bool {
-	old, had := t.resources.Lookup(ch.Name)
+	h := xdsres.Hash(ch.Name)
+	old, had := t.resources.LookupHashed(ch.Name, h)
 	if ch.Resource == nil {
 		if !had {
 			return false
 		}
-		t.resources.Delete(ch.Name)
+		t.resources.DeleteHashed(ch.Name, h)
 		t.setHash ^= entryHash(ch.Name, old.Version)
 		t.changes.add(ch.Name)
 		return true
@@ -181,7 +182,7 @@ func (t *typeState) apply(ch xdsres.Change) bool {
 	if had {
 		t.setHash ^= entryHash(ch.Name, old.Version)
 	}
-	t.resources.Put(ch.Name, ch.Resource)
+	t.resources.PutHashed(ch.Name, h, ch.Resource)
 	t.setHash ^= entryHash(ch.Name, ch.Resource.Version)
 	t.changes.add(ch.Name)
 	return true
