@@ -127,3 +127,40 @@ func BenchmarkSetGet(b *testing.B) {
 		}
 	})
 }
+
+// TestSetFilledInAnothersOrder fills a set in the slot order of one twice
+// its size, as the cache is filled from the gate's served set, both
+// presized and grown, and requires short probes: every set hashes a name
+// alike (Hash), so this is where a placement that let one set pile up
+// what another spread out would show.
+func TestSetFilledInAnothersOrder(t *testing.T) {
+	const n = 90000 // a's table is then twice that of a set made for n
+	a := NewSet(2 * n)
+	for i := range 2 * n {
+		name := fmt.Sprintf("cluster-%d", i)
+		a.Put(name, &Resource{Name: name})
+	}
+	// A set never shrinks: a keeps its table for 2n.
+	for i := range n {
+		a.Delete(fmt.Sprintf("cluster-%d", 2*i))
+	}
+	for _, b := range []*Set{NewSet(a.Len()), NewSet(0)} {
+		for name, r := range a.All() {
+			b.Put(name, r)
+		}
+		total, longest := 0, 0
+		mask := len(b.slots) - 1
+		for i, r := range b.slots {
+			if r == nil {
+				continue
+			}
+			home, _ := b.place(Hash(r.Name))
+			d := (i - home) & mask
+			total += d
+			longest = max(longest, d)
+		}
+		if mean := float64(total) / n; mean > 4 || longest > 400 {
+			t.Fatalf("%d slots: probes from home: mean %.1f, longest %d; want short runs", len(b.slots), mean, longest)
+		}
+	}
+}
