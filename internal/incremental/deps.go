@@ -48,15 +48,7 @@ func newDepIndex(depsOf func(unit) []objects.Key) *depIndex {
 // presize makes the index's map for n keys.
 func (d *depIndex) presize(n int) { d.one = make(map[uint64]unit, n) }
 
-func (d *depIndex) hash(k objects.Key) uint64 {
-	var h maphash.Hash
-	h.SetSeed(d.seed)
-	_ = h.WriteByte(byte(k.Kind))
-	_, _ = h.WriteString(k.Namespace)
-	_ = h.WriteByte(0)
-	_, _ = h.WriteString(k.Name)
-	return h.Sum64()
-}
+func (d *depIndex) hash(k objects.Key) uint64 { return maphash.Comparable(d.seed, k) }
 
 func (d *depIndex) add(u unit, keys []objects.Key) {
 	for _, k := range keys {

@@ -31,14 +31,7 @@ func newServiceIndex(n int) serviceIndex {
 	return x
 }
 
-func (x *serviceIndex) hash(svc types.NamespacedName) uint64 {
-	var h maphash.Hash
-	h.SetSeed(x.seed)
-	_, _ = h.WriteString(svc.Namespace)
-	_ = h.WriteByte(0)
-	_, _ = h.WriteString(svc.Name)
-	return h.Sum64()
-}
+func (x *serviceIndex) hash(svc types.NamespacedName) uint64 { return maphash.Comparable(x.seed, svc) }
 
 // add lists ce under svc, one of its Services.
 func (x *serviceIndex) add(svc types.NamespacedName, ce *clusterEntry) { x.addHash(x.hash(svc), ce) }
