@@ -99,18 +99,11 @@ func inWireOrder(served map[string]*xdsres.Set) map[string][]*xdsres.Resource {
 		if byName.Len() == 0 {
 			continue
 		}
-		type named struct {
-			name string
-			r    *xdsres.Resource
-		}
-		all := make([]named, 0, byName.Len())
-		for name, r := range byName.All() {
-			all = append(all, named{name, r})
-		}
-		slices.SortFunc(all, func(a, b named) int { return strings.Compare(a.name, b.name) })
-		list := make([]*xdsres.Resource, len(all))
-		for i, n := range all {
-			list[i] = n.r
+		names := byName.Names()
+		slices.Sort(names)
+		list := make([]*xdsres.Resource, len(names))
+		for i, name := range names {
+			list[i] = byName.Get(name)
 		}
 		out[url] = list
 	}
