@@ -18,21 +18,7 @@ import (
 // of the same objects in order does, indexes included, when a later
 // definition replaces an earlier one and moves a slice between Services.
 func TestSnapshotOfIsUpsert(t *testing.T) {
-	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
-	objs := []runtime.Object{
-		slice("a-1", "a"), slice("a-2", "a"), slice("b-1", "b"),
-		slice("a-2", "b"), // replaces the earlier a-2, which leaves a
-		&corev1.Service{ObjectMeta: meta("ns", "a")},
-		&corev1.Secret{ObjectMeta: meta("ns", "s")},
-		&corev1.Node{ObjectMeta: meta("", "n")},
-		&corev1.Namespace{ObjectMeta: meta("", "ns")},
-		&switchyardv1.HTTPProxy{ObjectMeta: meta("ns", "p")},
-		&switchyardv1.TLSCertificateDelegation{ObjectMeta: meta("ns", "d")},
-		&switchyardv1.TLSCertificateDelegation{ObjectMeta: meta("other", "d")},
-		&switchyardv1.TLSCertificateDelegation{ObjectMeta: meta("ns", "d"), Spec: switchyardv1.TLSCertificateDelegationSpec{
-			Delegations: []switchyardv1.CertificateDelegation{{SecretName: "s"}},
-		}},
-	}
+	objs := mixedObjects()
 	want := NewSnapshot()
 	for _, obj := range objs {
 		if _, err := want.Upsert(obj); err != nil {
@@ -52,6 +38,29 @@ func TestSnapshotOfIsUpsert(t *testing.T) {
 	}
 	if !reflect.DeepEqual(empty, NewSnapshot()) {
 		t.Fatalf("SnapshotOf(nil) = %+v, want the empty snapshot with every map made", empty)
+	}
+}
+
+// nsMeta is the metadata of an object named name in namespace ns.
+func nsMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+// mixedObjects are objects of most kinds, in an order where later
+// definitions replace earlier ones: a slice moves between Services, a
+// delegation is defined twice.
+func mixedObjects() []runtime.Object {
+	return []runtime.Object{
+		slice("a-1", "a"), slice("a-2", "a"), slice("b-1", "b"),
+		slice("a-2", "b"), // replaces the earlier a-2, which leaves a
+		&corev1.Service{ObjectMeta: nsMeta("ns", "a")},
+		&corev1.Secret{ObjectMeta: nsMeta("ns", "s")},
+		&corev1.Node{ObjectMeta: nsMeta("", "n")},
+		&corev1.Namespace{ObjectMeta: nsMeta("", "ns")},
+		&switchyardv1.HTTPProxy{ObjectMeta: nsMeta("ns", "p")},
+		&switchyardv1.TLSCertificateDelegation{ObjectMeta: nsMeta("ns", "d")},
+		&switchyardv1.TLSCertificateDelegation{ObjectMeta: nsMeta("other", "d")},
+		&switchyardv1.TLSCertificateDelegation{ObjectMeta: nsMeta("ns", "d"), Spec: switchyardv1.TLSCertificateDelegationSpec{
+			Delegations: []switchyardv1.CertificateDelegation{{SecretName: "s"}},
+		}},
 	}
 }
 

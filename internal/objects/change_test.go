@@ -5,10 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 )
 
 // TestApplyAllIsApply checks that ApplyAll gives the snapshot that Apply
@@ -16,7 +13,6 @@ import (
 // (the bulk fill), with a deletion among them, and on a snapshot that
 // holds something already.
 func TestApplyAllIsApply(t *testing.T) {
-	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 	upserts := func(objs ...runtime.Object) []Change {
 		out := make([]Change, len(objs))
 		for i, o := range objs {
@@ -28,20 +24,14 @@ func TestApplyAllIsApply(t *testing.T) {
 		}
 		return out
 	}
-	batch := upserts(
-		slice("a-1", "a"), slice("a-2", "a"), slice("a-2", "b"),
-		&corev1.Service{ObjectMeta: meta("ns", "a")},
-		&switchyardv1.HTTPProxy{ObjectMeta: meta("ns", "p")},
-		&switchyardv1.TLSCertificateDelegation{ObjectMeta: meta("ns", "d")},
-		&corev1.Secret{ObjectMeta: meta("ns", "s")},
-	)
+	batch := upserts(mixedObjects()...)
 	withDelete := append(append([]Change{}, batch...), Change{Key: batch[0].Key})
 	cases := map[string]struct {
 		before, changes []Change
 	}{
 		"upserts on an empty snapshot": {changes: batch},
 		"a deletion among them":        {changes: withDelete},
-		"a snapshot holding something": {before: upserts(&corev1.Service{ObjectMeta: meta("ns", "held")}), changes: batch},
+		"a snapshot holding something": {before: upserts(&corev1.Service{ObjectMeta: nsMeta("ns", "held")}), changes: batch},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
