@@ -40,14 +40,7 @@ func BenchmarkFirstApply(b *testing.B) {
 // aside: every resource of the 1k build comes with its inspection, as the
 // engine makes them, and a new gate passes every group.
 func BenchmarkGatePass(b *testing.B) {
-	set, err := scalegen.Generate(scalegen.DirectoryShape(1000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
-	if _, err := p.Apply(set.Changes()); err != nil {
-		b.Fatal(err)
-	}
+	p := builtDirectoryShape(b, 1000)
 	made := map[*xdsres.Resource]*inspection{}
 	for _, g := range groups {
 		for typ, byName := range p.engine.Targets(g.name) {

@@ -192,14 +192,7 @@ func TestGateTakesRecordedInspections(t *testing.T) {
 // and addresses, and compares each with the inspection of the decoded
 // message: same error, same references.
 func TestLoadAssignmentsScannedAreInspected(t *testing.T) {
-	set, err := scalegen.Generate(scalegen.DirectoryShape(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
-	if _, err := p.Apply(set.Changes()); err != nil {
-		t.Fatal(err)
-	}
+	p := builtDirectoryShape(t, 100)
 	var all []*xdsres.Resource
 	for _, g := range groups {
 		for _, r := range p.engine.Targets(g.name)[resource.EndpointType].All() {
@@ -244,18 +237,26 @@ func TestLoadAssignmentsScannedAreInspected(t *testing.T) {
 // build's own repeats. TestIncrementalCacheEqualsFullBuild checks that
 // later builds, which remember what they inspect again, serve the same.
 func TestFullBuildForgetsCleanAnys(t *testing.T) {
-	set, err := scalegen.Generate(scalegen.DirectoryShape(40))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
-	if _, err := p.Apply(set.Changes()); err != nil {
-		t.Fatal(err)
-	}
+	p := builtDirectoryShape(t, 40)
 	if n := xdscheck.CleanHeld(); n != 0 {
 		t.Errorf("after the first build the memo of clean Anys holds %d bytes", n)
 	}
 	if len(p.gate.Rejected()) != 0 {
 		t.Fatalf("the build withheld %v", p.gate.Rejected())
 	}
+}
+
+// builtDirectoryShape returns a pipeline with a cache that has built
+// scalegen's directory shape at the given number of roots.
+func builtDirectoryShape(tb testing.TB, roots int) *Pipeline {
+	tb.Helper()
+	set, err := scalegen.Generate(scalegen.DirectoryShape(roots))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := New(xdscache.New(), Config{Translator: translator.DefaultOptions()})
+	if _, err := p.Apply(set.Changes()); err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
