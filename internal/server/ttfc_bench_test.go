@@ -12,6 +12,7 @@ import (
 	envoy_service_discovery_v3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/switchyard-dev/switchyard/internal/perf"
 	"github.com/switchyard-dev/switchyard/internal/server"
@@ -48,6 +49,17 @@ func firstConfig(b *testing.B, dir string) int {
 	return untilFirstConfig(b, &server.DirSource{Root: dir, Log: log}, log)[resource.ClusterType]
 }
 
+// envoyWindows dials with the HTTP/2 flow-control windows Envoy advertises
+// by default (256 MiB for a stream and for the connection), instead of
+// grpc-go's 64 KiB that grow with the measured bandwidth-delay product: a
+// response of several megabytes then arrives as Envoy would take it, not
+// in window-sized steps that wait on a busy receiver.
+var envoyWindows = []grpc.DialOption{
+	grpc.WithTransportCredentials(insecure.NewCredentials()),
+	grpc.WithInitialWindowSize(256 << 20),
+	grpc.WithInitialConnWindowSize(256 << 20),
+}
+
 // untilFirstConfig runs a control plane, as serve does, on src until an
 // ADS stream connected from the start has its first CDS and LDS
 // responses, and returns how many resources of each they hold.
@@ -77,7 +89,7 @@ func untilFirstConfig(b *testing.B, src server.Source, log *slog.Logger) map[str
 // both have come. At 10,000 roots a response is several megabytes, over
 // gRPC's default limit of 4.
 func firstResponses(ctx context.Context, b *testing.B, addr net.Addr) map[string]int {
-	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String())).StreamAggregatedResources(ctx, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(1<<30))
+	st, err := envoy_service_discovery_v3.NewAggregatedDiscoveryServiceClient(dialXDS(b, addr.String(), envoyWindows...)).StreamAggregatedResources(ctx, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(1<<30))
 	if err != nil {
 		b.Fatal(err)
 	}
