@@ -163,3 +163,28 @@ func marshalFloor(b *testing.B, msgs []proto.Message, marshal func(proto.Message
 	}
 	return best
 }
+
+// BenchmarkProducedEveryProxy lists what every proxy of a built 10k issue
+// shape produced, as the server's Programmed evaluation does after each
+// burst of acknowledgements (evaluateProgrammed in internal/server).
+func BenchmarkProducedEveryProxy(b *testing.B) {
+	snap, keys := generated(b, issueShape(10000))
+	e := New(snap, Config{Translator: translator.DefaultOptions()})
+	if _, err := e.Update(Changes{Objects: keys}); err != nil {
+		b.Fatal(err)
+	}
+	var proxies []objects.Key
+	for _, k := range keys {
+		if k.Kind == objects.KindHTTPProxy {
+			proxies = append(proxies, k)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, k := range proxies {
+			if len(e.Produced(k)) == 0 {
+				b.Fatalf("%v produced nothing", k)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -367,7 +368,7 @@ func (p produced) sorted(e *Engine) []ResourceRef {
 		}
 	}
 	slices.SortFunc(out, func(a, b ResourceRef) int {
-		return strings.Compare(string(a.Group)+"\x00"+a.Type+"\x00"+a.Name, string(b.Group)+"\x00"+b.Type+"\x00"+b.Name)
+		return cmp.Or(strings.Compare(string(a.Group), string(b.Group)), strings.Compare(a.Type, b.Type), strings.Compare(a.Name, b.Name))
 	})
 	return out
 }
