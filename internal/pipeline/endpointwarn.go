@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,9 +41,9 @@ type endpointWarnings struct {
 func (w *endpointWarnings) update(e *incremental.Engine, snap *objects.Snapshot, ch incremental.Changes, delta *incremental.Delta) {
 	if delta != nil && delta.All {
 		w.problems = nil
-		c := newBackendChecks(snap)
-		for _, cl := range e.DAG().Clusters {
-			w.set(cl.Name, c.of(cl))
+		clusters := e.DAG().Clusters
+		for i, found := range everyClusterProblems(clusters, snap) {
+			w.set(clusters[i].Name, found)
 		}
 		return
 	}
@@ -110,6 +112,32 @@ type backendKey struct {
 
 func newBackendChecks(snap *objects.Snapshot) *backendChecks {
 	return &backendChecks{snap: snap, byBackend: map[backendKey][]translator.EndpointProblem{}}
+}
+
+// everyClusterProblems is backendChecks.of for every cluster of a build of
+// everything, on every core: at 10,000 roots that is 66,000 backends, a
+// fifth of a second on one. Each core checks a contiguous share of the
+// clusters with checks of its own, presized for its share's backends, so
+// a backend shared by clusters of two shares is checked twice at most.
+func everyClusterProblems(clusters []*dag.Cluster, snap *objects.Snapshot) [][]translator.EndpointProblem {
+	found := make([][]translator.EndpointProblem, len(clusters))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(clusters)/256))
+	var wg sync.WaitGroup
+	for k := range workers {
+		lo, hi := k*len(clusters)/workers, (k+1)*len(clusters)/workers
+		wg.Go(func() {
+			backends := 0
+			for _, cl := range clusters[lo:hi] {
+				backends += len(cl.Spec.Backends)
+			}
+			c := &backendChecks{snap: snap, byBackend: make(map[backendKey][]translator.EndpointProblem, backends)}
+			for i := lo; i < hi; i++ {
+				found[i] = c.of(clusters[i])
+			}
+		})
+	}
+	wg.Wait()
+	return found
 }
 
 func (c *backendChecks) of(cl *dag.Cluster) []translator.EndpointProblem {

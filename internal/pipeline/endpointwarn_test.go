@@ -201,3 +201,32 @@ func TestEndpointWarningsEqualFullBuild(t *testing.T) {
 		t.Error("no step warned of anything: the test proves nothing")
 	}
 }
+
+// TestEveryClusterProblemsIsEachClusters: the first build's checks, split
+// over the cores, find for every cluster what checking it alone finds,
+// on a directory shape with slices broken at random.
+func TestEveryClusterProblemsIsEachClusters(t *testing.T) {
+	p := builtDirectoryShape(t, 300)
+	rng := rand.New(rand.NewPCG(7, 15))
+	for range 40 {
+		breakSlice(t, p.snap, rng)
+	}
+	clusters := p.engine.DAG().Clusters
+	if len(clusters) < 512 {
+		t.Fatalf("%d clusters: too few to be split between two cores", len(clusters))
+	}
+	got := everyClusterProblems(clusters, p.snap)
+	with := 0
+	for i, cl := range clusters {
+		want := newBackendChecks(p.snap).of(cl)
+		if diff := cmp.Diff(want, got[i]); diff != "" {
+			t.Fatalf("cluster %s (-alone +split):\n%s", cl.Name, diff)
+		}
+		if len(want) > 0 {
+			with++
+		}
+	}
+	if with == 0 {
+		t.Fatal("no cluster has a problem: the test proves nothing")
+	}
+}
