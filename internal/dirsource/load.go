@@ -101,7 +101,6 @@ func Load(root string, opts ...Option) (*objects.Snapshot, []Problem, error) {
 		return nil, nil, err
 	}
 	t := newTree(root, newOptions(opts))
-	t.untracked = true
 	t.sync(".", nil)
 	return t.snapshot(), t.problems(), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,9 +48,10 @@ type tree struct {
 	dups  map[objects.Key]struct{}       // keys with more than one definition
 	paths map[string]Problem             // problems with a directory or link, by relative path
 	prior map[objects.Key]runtime.Object // winners before the changes not yet collected; nil if absent
-	// untracked is set by Load, which takes one snapshot and never asks for
-	// changes: noting the prior winner of 100,000 keys would be wasted.
-	untracked bool
+	// reported is set once changes has been called. Until then the prior
+	// winner of every key is nil, since the tree started empty, so none is
+	// noted: the first read (Load's only one) touches 100,000 keys.
+	reported bool
 
 	// stamps, when not nil, sets creationTimestamp on the winners that
 	// changes reports: a Watcher's history, which Load does not have.
@@ -315,7 +317,7 @@ func entryCmp(a, b *entry) int {
 }
 
 func (t *tree) touch(k objects.Key) {
-	if t.untracked {
+	if !t.reported {
 		return
 	}
 	if t.prior == nil {
@@ -337,8 +339,15 @@ func (t *tree) winner(k objects.Key) runtime.Object {
 // changed since the last call. A definition that decodes to a semantically
 // equal object (a whitespace or comment edit, a field moved) is no change.
 func (t *tree) changes() []objects.Change {
-	keys := make([]objects.Key, 0, len(t.prior))
-	for k := range t.prior {
+	touched := maps.Keys(t.prior)
+	n := len(t.prior)
+	if !t.reported {
+		// Every key defined now is new.
+		touched, n = maps.Keys(t.defs), len(t.defs)
+		t.reported = true
+	}
+	keys := make([]objects.Key, 0, n)
+	for k := range touched {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, objects.Key.Compare)
