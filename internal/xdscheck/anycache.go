@@ -17,7 +17,8 @@ import (
 // it), so the same bytes are clean wherever they are. A gRPC host's
 // connection manager is remembered by its bytes with its route
 // configuration's name left out too (maskRDS): each host's differs from
-// the next by that name only.
+// the next by that name only. So is a server listener's, with its inline
+// route configuration's and virtual host's names left out (maskInline).
 var cleanAnys = &anyCache{limit: 8 << 20}
 
 // anyCache is safe for concurrent use; it holds at most limit bytes of
@@ -28,6 +29,9 @@ type anyCache struct {
 	// byMasked holds the connection managers by maskRDS's key, each
 	// with its references, the first being its route configuration's.
 	byMasked map[string][]Ref
+	// byInline holds the connection managers by maskInline's key, each
+	// with its references, none of which is read from the names masked.
+	byInline map[string][]Ref
 	size     int
 	limit    int
 }
@@ -61,7 +65,7 @@ func (c *anyCache) put(a *anypb.Any, refs []Ref) {
 // makeRoom starts over when n more bytes would not fit. Callers hold mu.
 func (c *anyCache) makeRoom(n int) {
 	if c.size+n > c.limit || c.byType == nil {
-		c.byType, c.byMasked, c.size = map[string]map[string][]Ref{}, map[string][]Ref{}, 0
+		c.byType, c.byMasked, c.byInline, c.size = map[string]map[string][]Ref{}, map[string][]Ref{}, map[string][]Ref{}, 0
 	}
 }
 
@@ -78,6 +82,26 @@ func (c *anyCache) getMasked(key []byte) ([]Ref, bool) {
 // putMasked is put for a connection manager by maskRDS's key; refs[0]
 // must be its route configuration's reference.
 func (c *anyCache) putMasked(key []byte, refs []Ref) {
+	c.putKeyed(&c.byMasked, key, refs)
+}
+
+// getInline is get for a connection manager by maskInline's key. The
+// references are shared.
+func (c *anyCache) getInline(key []byte) ([]Ref, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	refs, ok := c.byInline[string(key)]
+	return refs, ok
+}
+
+// putInline is put for a connection manager by maskInline's key.
+func (c *anyCache) putInline(key []byte, refs []Ref) {
+	c.putKeyed(&c.byInline, key, refs)
+}
+
+// putKeyed puts refs by key in *in, one of c's maps of masked keys,
+// read after makeRoom, which may start every map over.
+func (c *anyCache) putKeyed(in *map[string][]Ref, key []byte, refs []Ref) {
 	n := len(key)
 	if n > c.limit/64 {
 		return
@@ -85,8 +109,8 @@ func (c *anyCache) putMasked(key []byte, refs []Ref) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.makeRoom(n)
-	if _, ok := c.byMasked[string(key)]; !ok {
-		c.byMasked[string(key)] = slices.Clip(slices.Clone(refs))
+	if _, ok := (*in)[string(key)]; !ok {
+		(*in)[string(key)] = slices.Clip(slices.Clone(refs))
 		c.size += n
 	}
 }
@@ -100,7 +124,7 @@ func ForgetClean() { cleanAnys.reset() }
 func (c *anyCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byType, c.byMasked, c.size = nil, nil, 0
+	c.byType, c.byMasked, c.byInline, c.size = nil, nil, nil, 0
 }
 
 // CleanHeld is how many bytes of Anys the memo of clean Anys holds.

@@ -212,7 +212,8 @@ func TestMaskedConnectionManagersAreInspected(t *testing.T) {
 // generated build's groups (gRPC hosts with TLS, ext_authz, server
 // listeners) with cleanAnys unused, then twice with it: the problems and
 // references, in their order, must not change, and the gRPC hosts'
-// connection managers must be found by their masked bytes.
+// connection managers, of their api and their server listeners, must be
+// found by their masked bytes.
 func TestGeneratedBuildInspectedWithCleanAnys(t *testing.T) {
 	set, err := scalegen.Generate(scalegen.DirectoryShape(60))
 	if err != nil {
@@ -243,6 +244,9 @@ func TestGeneratedBuildInspectedWithCleanAnys(t *testing.T) {
 	if len(cleanAnys.byMasked) == 0 {
 		t.Error("no connection manager was remembered by its masked bytes")
 	}
+	if len(cleanAnys.byInline) == 0 {
+		t.Error("no server listener's connection manager was remembered by its masked bytes")
+	}
 }
 
 // TestForgetCleanEmptiesTheMemo forgets the clean Anys of a generated
@@ -266,7 +270,7 @@ func TestForgetCleanEmptiesTheMemo(t *testing.T) {
 		t.Fatal("inspecting a build remembered no clean Any")
 	}
 	ForgetClean()
-	if CleanHeld() != 0 || len(cleanAnys.byType) != 0 || len(cleanAnys.byMasked) != 0 {
+	if CleanHeld() != 0 || len(cleanAnys.byType) != 0 || len(cleanAnys.byMasked) != 0 || len(cleanAnys.byInline) != 0 {
 		t.Fatalf("after ForgetClean the memo holds %d bytes", CleanHeld())
 	}
 	for i, m := range ms {

@@ -117,11 +117,11 @@ func (in *inspection) known(a *anypb.Any) bool {
 
 // knownMasked is known for a connection manager cleanAnys does not have
 // by its bytes: one remembered by maskRDS's key, its route
-// configuration's reference renamed to this one's.
+// configuration's reference renamed to this one's, or by maskInline's.
 func (in *inspection) knownMasked(a *anypb.Any) bool {
 	key, name, ok := maskRDS(a.GetValue())
 	if !ok {
-		return false
+		return in.knownInline(a)
 	}
 	refs, ok := cleanAnys.getMasked(key)
 	if !ok {
@@ -129,6 +129,22 @@ func (in *inspection) knownMasked(a *anypb.Any) bool {
 	}
 	in.refs = append(in.refs, Ref{Type: refs[0].Type, Name: name})
 	in.refs = append(in.refs, refs[1:]...)
+	return true
+}
+
+// knownInline is known for a connection manager remembered by
+// maskInline's key: its references are those remembered, the names
+// masked being in none.
+func (in *inspection) knownInline(a *anypb.Any) bool {
+	key, ok := maskInline(a.GetValue())
+	if !ok {
+		return false
+	}
+	refs, ok := cleanAnys.getInline(key)
+	if !ok {
+		return false
+	}
+	in.refs = append(in.refs, refs...)
 	return true
 }
 
@@ -147,6 +163,7 @@ func (in *inspection) seen(a *anypb.Any, inner proto.Message, at [2]int) {
 	cleanAnys.put(a, refs)
 	if hcm, ok := inner.(*envoy_filter_network_http_connection_manager_v3.HttpConnectionManager); ok && a.GetTypeUrl() == hcmType {
 		rememberMasked(a, hcm, refs)
+		rememberInline(a, refs)
 	}
 }
 
@@ -160,6 +177,14 @@ func rememberMasked(a *anypb.Any, hcm *envoy_filter_network_http_connection_mana
 		return
 	}
 	cleanAnys.putMasked(key, refs)
+}
+
+// rememberInline puts a clean connection manager in cleanAnys by
+// maskInline's key too.
+func rememberInline(a *anypb.Any, refs []Ref) {
+	if key, ok := maskInline(a.GetValue()); ok {
+		cleanAnys.putInline(key, refs)
+	}
 }
 
 // described is a ValidateAll error of msg (named name), one error per
