@@ -18,8 +18,8 @@ const (
 // maskInline is maskRDS for a connection manager holding its route
 // configuration inline, as a gRPC host's server listeners do: each host's
 // differs from every other's by the route configuration's name and its
-// one virtual host's name only. It returns a key made of every byte but
-// those names' (and the lengths that hold them), each part
+// one virtual host's name only. It appends to dst a key made of every
+// byte but those names' (and the lengths that hold them), each part
 // length-prefixed so that no two different sets of parts make one key.
 // Two encodings with one key decode to messages that differ in those two
 // names only. No validation rule reads a route configuration's name;
@@ -32,7 +32,7 @@ const (
 // entry, which holds its name exactly once, all length-delimited and
 // well formed, with both names UTF-8 and the virtual host's not empty:
 // otherwise a name could decide whether the message decodes or is valid.
-func maskInline(b []byte) (key []byte, ok bool) {
+func maskInline(dst, b []byte) (key []byte, ok bool) {
 	pre, rc, post, ok := onlyField(b, hcmRouteConfigField)
 	if !ok {
 		return nil, false
@@ -49,13 +49,8 @@ func maskInline(b []byte) (key []byte, ok bool) {
 	if !ok || len(vhName) == 0 || !utf8.Valid(vhName) {
 		return nil, false
 	}
-	parts := [...][]byte{pre, beforeName, betweenNameVH, vhPre, vhPost, afterVH}
-	n := len(post)
-	for _, p := range parts {
-		n += len(p) + protowire.SizeVarint(uint64(len(p)))
-	}
-	key = make([]byte, 0, n)
-	for _, p := range parts {
+	key = dst
+	for _, p := range [...][]byte{pre, beforeName, betweenNameVH, vhPre, vhPost, afterVH} {
 		key = protowire.AppendVarint(key, uint64(len(p)))
 		key = append(key, p...)
 	}

@@ -310,7 +310,7 @@ func TestInlineMaskedConnectionManagersAreInspected(t *testing.T) {
 	}
 	variants := inlineVariants(t)
 	for _, family := range []string{"clean", "clean, raw", "routes to clusters", "unknown fields"} {
-		key, ok := maskInline(variants[family](0))
+		key, ok := maskInline(nil, variants[family](0))
 		if _, held := cleanAnys.byInline[string(key)]; !ok || !held {
 			t.Errorf("%s: not remembered by its masked bytes (masked: %t)", family, ok)
 		}
@@ -334,7 +334,7 @@ func TestInlineMaskedConnectionManagersAreInspected(t *testing.T) {
 func TestInlineMaskKeys(t *testing.T) {
 	v := inlineVariants(t)
 	key := func(family string, i int) []byte {
-		k, ok := maskInline(v[family](i))
+		k, ok := maskInline(nil, v[family](i))
 		if !ok {
 			t.Fatalf("%s %d: declined", family, i)
 		}
@@ -350,12 +350,12 @@ func TestInlineMaskKeys(t *testing.T) {
 		t.Error("a route in its host and outside it share a key")
 	}
 	for _, family := range []string{"no host name", "no route name", "host name a number", "host name twice", "route name twice", "two hosts", "host before the route name", "route_config twice", "truncated"} {
-		if _, ok := maskInline(v[family](1)); ok {
+		if _, ok := maskInline(nil, v[family](1)); ok {
 			t.Errorf("%s: masked, want declined", family)
 		}
 	}
 	for i, family := range []string{"empty host name for some", "host name not UTF-8 for some", "route name not UTF-8 for some"} {
-		if _, ok := maskInline(v[family](i)); ok {
+		if _, ok := maskInline(nil, v[family](i)); ok {
 			t.Errorf("%s %d: masked, want declined", family, i)
 		}
 	}

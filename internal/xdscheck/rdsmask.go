@@ -17,7 +17,8 @@ const (
 )
 
 // maskRDS splits an encoded HTTP connection manager into its RDS route
-// configuration name and a key made of every other byte: a gRPC host's
+// configuration name and a key made of every other byte, appended to dst
+// (the caller's buffer, so that a lookup allocates none): a gRPC host's
 // listeners hold one connection manager each that differs from every
 // other host's by that name only, so cleanAnys, keyed by whole bytes,
 // never finds it. Two encodings with one key decode to messages that
@@ -28,7 +29,7 @@ const (
 // holding exactly one route_config_name, both length-delimited and well
 // formed, and the name is UTF-8: otherwise the name could decide whether
 // the message decodes at all.
-func maskRDS(b []byte) (key []byte, name string, ok bool) {
+func maskRDS(dst, b []byte) (key []byte, name string, ok bool) {
 	pre, rds, post, ok := onlyField(b, hcmRDSField)
 	if !ok {
 		return nil, "", false
@@ -37,8 +38,7 @@ func maskRDS(b []byte) (key []byte, name string, ok bool) {
 	if !ok || !utf8.Valid(nameBytes) {
 		return nil, "", false
 	}
-	key = make([]byte, 0, len(b)+16)
-	key = protowire.AppendVarint(key, uint64(len(pre)))
+	key = protowire.AppendVarint(dst, uint64(len(pre)))
 	key = append(key, pre...)
 	key = protowire.AppendVarint(key, uint64(len(before)))
 	key = append(key, before...)

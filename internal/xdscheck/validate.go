@@ -119,7 +119,8 @@ func (in *inspection) known(a *anypb.Any) bool {
 // by its bytes: one remembered by maskRDS's key, its route
 // configuration's reference renamed to this one's, or by maskInline's.
 func (in *inspection) knownMasked(a *anypb.Any) bool {
-	key, name, ok := maskRDS(a.GetValue())
+	var buf [maskBuffer]byte
+	key, name, ok := maskRDS(buf[:0], a.GetValue())
 	if !ok {
 		return in.knownInline(a)
 	}
@@ -132,11 +133,16 @@ func (in *inspection) knownMasked(a *anypb.Any) bool {
 	return true
 }
 
+// maskBuffer is the size of the buffer on the stack a lookup makes its
+// masked key in: a gRPC host's connection managers' fit.
+const maskBuffer = 512
+
 // knownInline is known for a connection manager remembered by
 // maskInline's key: its references are those remembered, the names
 // masked being in none.
 func (in *inspection) knownInline(a *anypb.Any) bool {
-	key, ok := maskInline(a.GetValue())
+	var buf [maskBuffer]byte
+	key, ok := maskInline(buf[:0], a.GetValue())
 	if !ok {
 		return false
 	}
@@ -171,7 +177,7 @@ func (in *inspection) seen(a *anypb.Any, inner proto.Message, at [2]int) {
 // maskRDS's key too, when its first reference is its route
 // configuration's by the name masked: the one getMasked renames.
 func rememberMasked(a *anypb.Any, hcm *envoy_filter_network_http_connection_manager_v3.HttpConnectionManager, refs []Ref) {
-	key, name, ok := maskRDS(a.GetValue())
+	key, name, ok := maskRDS(nil, a.GetValue())
 	rds := hcm.GetRds()
 	if !ok || rds == nil || rds.GetRouteConfigName() != name || len(refs) == 0 || refs[0] != (Ref{Type: refTypes["route configuration"], Name: name}) {
 		return
@@ -182,7 +188,7 @@ func rememberMasked(a *anypb.Any, hcm *envoy_filter_network_http_connection_mana
 // rememberInline puts a clean connection manager in cleanAnys by
 // maskInline's key too.
 func rememberInline(a *anypb.Any, refs []Ref) {
-	if key, ok := maskInline(a.GetValue()); ok {
+	if key, ok := maskInline(nil, a.GetValue()); ok {
 		cleanAnys.putInline(key, refs)
 	}
 }
