@@ -73,10 +73,7 @@ func (c *anyCache) makeRoom(n int) {
 // references are shared: the caller renames the first (its route
 // configuration's) in its own copy.
 func (c *anyCache) getMasked(key []byte) ([]Ref, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	refs, ok := c.byMasked[string(key)]
-	return refs, ok
+	return c.getKeyed(&c.byMasked, key)
 }
 
 // putMasked is put for a connection manager by maskRDS's key; refs[0]
@@ -88,9 +85,15 @@ func (c *anyCache) putMasked(key []byte, refs []Ref) {
 // getInline is get for a connection manager by maskInline's key. The
 // references are shared.
 func (c *anyCache) getInline(key []byte) ([]Ref, bool) {
+	return c.getKeyed(&c.byInline, key)
+}
+
+// getKeyed is the references held by key in *in, one of c's maps of
+// masked keys, read under mu.
+func (c *anyCache) getKeyed(in *map[string][]Ref, key []byte) ([]Ref, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	refs, ok := c.byInline[string(key)]
+	refs, ok := (*in)[string(key)]
 	return refs, ok
 }
 

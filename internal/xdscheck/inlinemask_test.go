@@ -293,21 +293,7 @@ func TestInlineMaskedConnectionManagersAreInspected(t *testing.T) {
 	}
 	saved := cleanAnys
 	defer func() { cleanAnys = saved }()
-	cleanAnys = &anyCache{}
-	want := map[proto.Message]string{}
-	for _, m := range ms {
-		want[m] = inspectText(m)
-	}
-	cleanAnys = &anyCache{limit: 8 << 20}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for pass := range 4 {
-		rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
-		for _, m := range ms {
-			if got := inspectText(m); got != want[m] {
-				t.Errorf("pass %d, %q: with cleanAnys\n%s\nunpacked\n%s", pass, resourceName(m), got, want[m])
-			}
-		}
-	}
+	want := inspectedShuffled(t, ms, rand.New(rand.NewPCG(3, 4)))
 	variants := inlineVariants(t)
 	for _, family := range []string{"clean", "clean, raw", "routes to clusters", "unknown fields"} {
 		key, ok := maskInline(nil, variants[family](0))

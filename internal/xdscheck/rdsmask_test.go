@@ -167,6 +167,43 @@ func inspectText(m proto.Message) string {
 	return strings.Join(out, "\n")
 }
 
+// inspectedShuffled inspects ms with cleanAnys unused, then in four
+// random orders with a new one, which it leaves in cleanAnys, failing t
+// when an inspection with it differs from the one without. It returns
+// the inspections without it.
+func inspectedShuffled(t *testing.T, ms []proto.Message, rng *rand.Rand) map[proto.Message]string {
+	t.Helper()
+	cleanAnys = &anyCache{}
+	want := map[proto.Message]string{}
+	for _, m := range ms {
+		want[m] = inspectText(m)
+	}
+	cleanAnys = &anyCache{limit: 8 << 20}
+	for pass := range 4 {
+		rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+		for _, m := range ms {
+			if got := inspectText(m); got != want[m] {
+				t.Errorf("pass %d, %q: with cleanAnys\n%s\nunpacked\n%s", pass, resourceName(m), got, want[m])
+			}
+		}
+	}
+	return want
+}
+
+// directoryShape is every resource of the groups of a translation of
+// scalegen.DirectoryShape(roots).
+func directoryShape(tb testing.TB, roots int) []*translator.Resources {
+	tb.Helper()
+	set, err := scalegen.Generate(scalegen.DirectoryShape(roots))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	snap := set.Snapshot()
+	d := dag.Build(snap, dag.Options{}).DAG
+	o := translator.DefaultOptions()
+	return []*translator.Resources{translator.Envoy(d, snap, o), translator.GRPC(d, snap, o), translator.DNS(d, snap, o)}
+}
+
 // TestMaskedConnectionManagersAreInspected inspects gRPC-style listeners
 // of every variant under many route names, in random orders, with
 // cleanAnys unused and then with it: finding a connection manager by its
@@ -185,21 +222,7 @@ func TestMaskedConnectionManagersAreInspected(t *testing.T) {
 	}
 	saved := cleanAnys
 	defer func() { cleanAnys = saved }()
-	cleanAnys = &anyCache{}
-	want := map[proto.Message]string{}
-	for _, m := range ms {
-		want[m] = inspectText(m)
-	}
-	cleanAnys = &anyCache{limit: 8 << 20}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for pass := range 4 {
-		rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
-		for _, m := range ms {
-			if got := inspectText(m); got != want[m] {
-				t.Errorf("pass %d, %q: with cleanAnys\n%s\nunpacked\n%s", pass, resourceName(m), got, want[m])
-			}
-		}
-	}
+	want := inspectedShuffled(t, ms, rand.New(rand.NewPCG(1, 2)))
 	if n := len(cleanAnys.byMasked); n == 0 || n > 8 {
 		t.Errorf("cleanAnys holds %d connection managers by their masked bytes; want one for each clean family", n)
 	}
@@ -215,15 +238,8 @@ func TestMaskedConnectionManagersAreInspected(t *testing.T) {
 // connection managers, of their api and their server listeners, must be
 // found by their masked bytes.
 func TestGeneratedBuildInspectedWithCleanAnys(t *testing.T) {
-	set, err := scalegen.Generate(scalegen.DirectoryShape(60))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap := set.Snapshot()
-	d := dag.Build(snap, dag.Options{}).DAG
-	o := translator.DefaultOptions()
 	var ms []proto.Message
-	for _, r := range []*translator.Resources{translator.Envoy(d, snap, o), translator.GRPC(d, snap, o), translator.DNS(d, snap, o)} {
+	for _, r := range directoryShape(t, 60) {
 		ms = append(ms, r.All()...)
 	}
 	saved := cleanAnys
