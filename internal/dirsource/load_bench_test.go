@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/fsnotify/fsnotify"
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -157,4 +158,32 @@ func parseAll(data [][]byte, newParse func() func(doc []byte) bool) int {
 	close(work)
 	wg.Wait()
 	return int(refused.Load())
+}
+
+// BenchmarkRescan compares the directory of SWITCHYARD_BENCH_DIR, unchanged,
+// with what a Watcher read of it: the full rescan Run starts with, right
+// when serve answers its first requests, and the one an overflow of the
+// kernel's event queue forces.
+func BenchmarkRescan(b *testing.B) {
+	dir := benchDir(b)
+	b.Run(filepath.Base(dir), func(b *testing.B) {
+		w, err := NewWatcher(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fsw, err := fsnotify.NewWatcher()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = fsw.Close() }()
+		w.fsw, w.watched = fsw, map[string]bool{}
+		cpu := perf.StartCPU()
+		n := 0
+		for b.Loop() {
+			w.rescan()
+			w.flush(func(bt Batch) { b.Fatalf("a rescan of an unchanged tree emitted %d changes", len(bt.Changes)) })
+			n++
+		}
+		cpu.Report(b, n)
+	})
 }
