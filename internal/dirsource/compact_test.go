@@ -121,10 +121,10 @@ spec: {selector: {app: web}, ports: [{port: %d}]}
 	}
 
 	tr := newTree(root, newOptions([]Option{Mesh(false)}))
-	tr.sync(".", nil)
+	tr.sync(".", nil, false)
 	tr.changes()
 	write(81)
-	tr.sync(".", nil)
+	tr.sync(".", nil, false)
 	changes := tr.changes()
 	if len(changes) != 1 || changes[0].Key != webKey {
 		t.Fatalf("changes after an edit: %v, want web's", changes)

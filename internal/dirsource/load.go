@@ -101,7 +101,7 @@ func Load(root string, opts ...Option) (*objects.Snapshot, []Problem, error) {
 		return nil, nil, err
 	}
 	t := newTree(root, newOptions(opts))
-	t.sync(".", nil)
+	t.sync(".", nil, false)
 	return t.snapshot(), t.problems(), nil
 }
 

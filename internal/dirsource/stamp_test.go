@@ -29,7 +29,7 @@ func TestStamps(t *testing.T) {
 		"b.yaml": secret("ns", "b", 80),
 	})
 	tr := newTree(root, newOptions(nil))
-	tr.sync(".", nil)
+	tr.sync(".", nil, false)
 	w := newWatcher(tr, func() time.Time { return now })
 
 	stamps := map[objects.Key]time.Time{}
@@ -47,7 +47,7 @@ func TestStamps(t *testing.T) {
 		}
 	}
 	batch := func() []objects.Change {
-		tr.sync(".", nil)
+		tr.sync(".", nil, false)
 		cs := tr.changes()
 		record(cs)
 		return cs
@@ -93,7 +93,7 @@ func TestStamps(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, "c.yaml"), filepath.Join(root, "d.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	tr.sync("c.yaml", nil)
+	tr.sync("c.yaml", nil, false)
 	record(tr.changes())
 	if _, ok := stamps[c]; ok {
 		t.Fatal("c still present after its file went")
@@ -129,7 +129,7 @@ func TestCompactObjectsTakeNoStamp(t *testing.T) {
 			"apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, namespace: ns, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\n",
 	})
 	tr := newTree(root, newOptions(nil))
-	tr.sync(".", nil)
+	tr.sync(".", nil, false)
 	w := newWatcher(tr, time.Now)
 	if n := len(w.Initial().Changes); n != 3 {
 		t.Fatalf("%d changes, want 3 (%v)", n, w.Initial().Problems)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,10 +28,12 @@ type entry struct {
 }
 
 // fileState is what one file last contributed. A file is decoded again only
-// when the hash of its content changes.
+// when the hash of its content changes, and a rescan reads it again only
+// when its identity changes.
 type fileState struct {
 	read     bool // the content was read and sum is its hash
 	sum      [sha256.Size]byte
+	ident    uint64 // identOf the Stat before the read; 0 if not to be trusted
 	entries  []*entry
 	problems []Problem
 }
@@ -56,6 +59,10 @@ type tree struct {
 	// stamps, when not nil, sets creationTimestamp on the winners that
 	// changes reports: a Watcher's history, which Load does not have.
 	stamps *stamper
+
+	// clock tells when a round of reads begins, against which a file's
+	// times must be old enough for its identity to be trusted.
+	clock func() time.Time
 }
 
 func newTree(root string, o options) *tree {
@@ -67,6 +74,7 @@ func newTree(root string, o options) *tree {
 		defs:    map[objects.Key][]*entry{},
 		dups:    map[objects.Key]struct{}{},
 		paths:   map[string]Problem{},
+		clock:   time.Now,
 	}
 }
 
@@ -78,7 +86,11 @@ func (t *tree) join(rel string) string { return filepath.Join(t.root, rel) }
 // onDir (if not nil) for every directory before listing it, so that a
 // watch is in place before the listing and nothing created in between is
 // missed. It returns the directories it visited.
-func (t *tree) sync(rel string, onDir func(rel string)) map[string]bool {
+//
+// A rescan reads only the files whose identity (identOf) changed since
+// they were read, or could not be trusted; otherwise every file is read
+// and its hash compared, as for the paths an event named.
+func (t *tree) sync(rel string, onDir func(rel string), rescan bool) map[string]bool {
 	w := walk{tree: t, onDir: onDir, files: map[string]bool{}, dirs: map[string]bool{}}
 	for p := range t.paths {
 		if under(p, rel) {
@@ -86,7 +98,7 @@ func (t *tree) sync(rel string, onDir func(rel string)) map[string]bool {
 		}
 	}
 	w.visit(rel, rel == ".")
-	for _, r := range t.readFiles(w.manifests) {
+	for _, r := range t.readFiles(w.manifests, rescan) {
 		if !r.gone {
 			w.files[r.rel] = true
 		}
@@ -165,16 +177,19 @@ func (w *walk) dir(rel, abs string) {
 }
 
 // readResult is what reading one file found: a new state, or none when the
-// file is unchanged (keep) or gone.
+// file is unchanged (keep it, with ident) or gone.
 type readResult struct {
-	rel  string
-	st   *fileState
-	gone bool
+	rel   string
+	st    *fileState
+	gone  bool
+	ident uint64
 }
 
 // read reads and decodes one file without changing the tree, so that many
-// files can be read at once; apply then records the result.
-func (t *tree) read(rel string) readResult {
+// files can be read at once; apply then records the result. at is a time
+// taken before the file's Stat (see identOf); a rescan does not read a file
+// whose last read succeeded and whose trusted identity is unchanged.
+func (t *tree) read(rel string, at time.Time, rescan bool) readResult {
 	abs := t.join(rel)
 	fail := func(msg string) readResult {
 		return readResult{rel: rel, st: &fileState{problems: []Problem{{File: abs, Severity: Error, Message: msg}}}}
@@ -195,6 +210,11 @@ func (t *tree) read(rel string) readResult {
 	case fi.Size() > t.maxSize:
 		return fail(tooLarge(fi.Size(), t.maxSize))
 	}
+	// A file whose read failed is read again: its problem may be gone.
+	id := identOf(fi, at)
+	if old := t.files[rel]; rescan && id != 0 && old != nil && old.read && old.ident == id {
+		return readResult{rel: rel, ident: id}
+	}
 	data, err := readAtMost(abs, t.maxSize, fi.Size())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -206,10 +226,10 @@ func (t *tree) read(rel string) readResult {
 	}
 	sum := sha256.Sum256(data)
 	if old := t.files[rel]; old != nil && old.read && old.sum == sum {
-		return readResult{rel: rel}
+		return readResult{rel: rel, ident: id}
 	}
 	objs, problems := decodeFile(abs, data, t.compact)
-	st := &fileState{read: true, sum: sum, problems: problems}
+	st := &fileState{read: true, sum: sum, ident: id, problems: problems}
 	for i, o := range objs {
 		st.entries = append(st.entries, &entry{decoded: o, file: rel, seq: i})
 	}
@@ -217,16 +237,22 @@ func (t *tree) read(rel string) readResult {
 }
 
 func (t *tree) apply(r readResult) {
-	if r.st != nil {
+	switch {
+	case r.st != nil:
 		t.setFile(r.rel, r.st)
+	case !r.gone:
+		// The same content, perhaps under a new identity (renamed over
+		// with the same bytes) or one now old enough to be trusted.
+		t.files[r.rel].ident = r.ident
 	}
 }
 
 // readFiles reads files on every core and applies the results in the
 // order given, so that the outcome is the same as reading them one by one.
-func (t *tree) readFiles(rels []string) []readResult {
+func (t *tree) readFiles(rels []string, rescan bool) []readResult {
 	out := make([]readResult, len(rels))
-	parallel(len(rels), func(i int) { out[i] = t.read(rels[i]) })
+	at := t.clock()
+	parallel(len(rels), func(i int) { out[i] = t.read(rels[i], at, rescan) })
 	if len(t.defs) == 0 {
 		// The first read of a tree: size the index once rather than
 		// growing it through every power of two up to 100,000 keys.

@@ -67,7 +67,7 @@ func NewWatcher(root string, opts ...Option) (*Watcher, error) {
 		return nil, err
 	}
 	t := newTree(root, newOptions(opts))
-	t.sync(".", nil)
+	t.sync(".", nil, false)
 	return newWatcher(t, time.Now), nil
 }
 
@@ -243,7 +243,7 @@ func (w *Watcher) apply(p *pending) {
 		}
 	}
 	for _, rel := range append(gone, present...) {
-		w.sync(rel)
+		w.sync(rel, false) // an event says it changed: no Stat is trusted over that
 	}
 }
 
@@ -266,13 +266,14 @@ func (w *Watcher) rescan() {
 		clear(w.watched)
 		w.rootGone = false
 	}
-	w.sync(".")
+	w.sync(".", true)
 }
 
-// sync re-reads rel and everything under it, watching every directory it
-// visits and dropping the watches of directories that are gone.
-func (w *Watcher) sync(rel string) {
-	dirs := w.tree.sync(rel, w.watch)
+// sync re-reads rel and everything under it (as tree.sync does, for a
+// rescan or not), watching every directory it visits and dropping the
+// watches of directories that are gone.
+func (w *Watcher) sync(rel string, rescan bool) {
+	dirs := w.tree.sync(rel, w.watch, rescan)
 	for d := range w.watched {
 		if under(d, rel) && !dirs[d] {
 			_ = w.fsw.Remove(w.tree.join(d)) // already gone with the directory, usually
