@@ -33,7 +33,7 @@ const maxDrain = 4096
 
 // maxPaths is how many changed paths are synced one by one; beyond that
 // (a git checkout, a deploy tool replacing everything) a rescan, which
-// re-reads only files whose content changed, is cheaper.
+// reads only files whose Stat changed, is cheaper.
 const maxPaths = 256
 
 // eventBuffer is the size of the channel between fsnotify's reader and Run.
@@ -41,7 +41,10 @@ const eventBuffer = 1024
 
 // Watcher follows a directory of manifests for `serve`. It keeps what every
 // file defines and the hash of its content, so that an event re-reads only
-// that file and an unchanged file emits nothing.
+// that file and an unchanged file emits nothing, and what Stat said of the
+// file (identOf), so that a full rescan (at the start of Run, after events
+// were lost, when the root comes back) reads only files whose Stat changed
+// or is too recent to be trusted.
 //
 // Bursts are not coalesced over time here; the caller holds batches off. A
 // file written in place may be seen half-written, which shows up as a batch
@@ -247,9 +250,10 @@ func (w *Watcher) apply(p *pending) {
 	}
 }
 
-// rescan reads the whole tree again. If the root itself is gone (moved
-// away, or being replaced), the last objects are kept and a Problem says
-// so; Run then polls until the root is back.
+// rescan compares the whole tree with what was read, reading again only
+// the files whose Stat says they may have changed. If the root itself is
+// gone (moved away, or being replaced), the last objects are kept and a
+// Problem says so; Run then polls until the root is back.
 func (w *Watcher) rescan() {
 	if err := checkRoot(w.tree.root); err != nil {
 		w.rootGone = true
