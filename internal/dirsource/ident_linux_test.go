@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // forged replaces the hash of every file a test has read: a read puts the
@@ -61,12 +59,7 @@ func TestRescanSkipsUnchangedFiles(t *testing.T) {
 	writeTree(t, root, map[string]string{"a.yaml": svc("x", "a", 1), "sub/b.yaml": svc("x", "b", 1)})
 	tr := oldTree(t, root)
 	w := newWatcher(tr, time.Now)
-	fsw, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fsw.Close() }()
-	w.fsw, w.watched = fsw, map[string]bool{}
+	watchFor(t, w)
 	b := filepath.Join("sub", "b.yaml")
 
 	forgeSums(tr)

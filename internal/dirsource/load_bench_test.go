@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fsnotify/fsnotify"
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/switchyard-dev/switchyard/internal/objects"
@@ -171,12 +170,7 @@ func BenchmarkRescan(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		fsw, err := fsnotify.NewWatcher()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = fsw.Close() }()
-		w.fsw, w.watched = fsw, map[string]bool{}
+		watchFor(b, w)
 		cpu := perf.StartCPU()
 		n := 0
 		for b.Loop() {

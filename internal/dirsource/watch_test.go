@@ -425,6 +425,18 @@ func TestWatcherRunTwice(t *testing.T) {
 	}
 }
 
+// watchFor gives w the file watcher Run would make, for a test that drives
+// rescan and apply itself.
+func watchFor(tb testing.TB, w *Watcher) {
+	tb.Helper()
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = fsw.Close() })
+	w.fsw, w.watched = fsw, map[string]bool{}
+}
+
 // TestWatcherRescan drives the fallback Run takes when fsnotify reports an
 // overflow or an error: events were lost, so the whole tree is compared
 // with what was read before.
@@ -440,12 +452,7 @@ func TestWatcherRescan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsw, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fsw.Close() }()
-	w.fsw, w.watched = fsw, map[string]bool{}
+	watchFor(t, w)
 	w.rescan()
 	w.flush(func(b Batch) { t.Errorf("rescan of an unchanged tree emitted %+v", b) })
 	if !w.watched["sub"] {
