@@ -487,3 +487,26 @@ func TestWatcherRescan(t *testing.T) {
 		t.Error("the removed directory sub is still watched")
 	}
 }
+
+// TestRescanSeesChangesSinceNewWatcher checks that the rescan Run starts
+// with picks up a file rewritten in place, to the same size, right after
+// NewWatcher read it: changed within racyMargin of that read, its identity
+// is not trusted (TestRescanRereadsRacyFiles pins that down with a clock
+// of its own; here the write may even share the read's timestamp tick).
+func TestRescanSeesChangesSinceNewWatcher(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.yaml": svc("x", "a", 1)})
+	w, err := NewWatcher(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overwrite(t, filepath.Join(root, "a.yaml"), svc("x", "a", 2))
+	watchFor(t, w)
+	w.rescan()
+	var got []Batch
+	w.flush(func(b Batch) { got = append(got, b) })
+	if len(got) != 1 {
+		t.Fatalf("got %d batches, want 1", len(got))
+	}
+	expectChanges(t, got[0].Changes, "upsert Service x/a 2")
+}
