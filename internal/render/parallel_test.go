@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // TestInOrder: results come back in index order whatever order the
@@ -45,5 +47,24 @@ func TestInOrder(t *testing.T) {
 	})
 	if !errors.Is(err, bad) {
 		t.Fatalf("write error: %v", err)
+	}
+}
+
+// TestSizedBuffer: a resource larger than a flush gets a buffer of
+// jsonPerWireByte times its encoding at once; a small one the pool's.
+func TestSizedBuffer(t *testing.T) {
+	free := newBuffers()
+	free.put(make([]byte, 0, 512))
+	small := xdsres.NewCompactResource("small", "type.googleapis.com/x", make([]byte, 100))
+	if b := free.sized(item{res: small}); cap(b) != 512 {
+		t.Errorf("a small resource got a buffer of %d bytes, not the pool's 512", cap(b))
+	}
+	free.put(make([]byte, 0, 512))
+	large := xdsres.NewCompactResource("large", "type.googleapis.com/x", make([]byte, flushAt))
+	if b := free.sized(item{res: large}); cap(b) < jsonPerWireByte*flushAt {
+		t.Errorf("a resource of %d bytes got a buffer of %d, not %d", flushAt, cap(b), jsonPerWireByte*flushAt)
+	}
+	if b := free.get(); cap(b) != 512 {
+		t.Errorf("the pool's buffer was not kept: got %d bytes", cap(b))
 	}
 }
