@@ -20,6 +20,11 @@ type ResourceRef struct {
 	Type, Name string
 }
 
+// Compare orders references by group, type and name.
+func (r ResourceRef) Compare(o ResourceRef) int {
+	return cmp.Or(strings.Compare(string(r.Group), string(o.Group)), strings.Compare(r.Type, o.Type), strings.Compare(r.Name, o.Name))
+}
+
 // Owners returns the objects whose output contains a resource, sorted: for
 // a host's route configurations, scope and gRPC listeners the root that
 // owns the host name and every proxy that defines one of its routes; for
@@ -367,9 +372,7 @@ func (p produced) sorted(e *Engine) []ResourceRef {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b ResourceRef) int {
-		return cmp.Or(strings.Compare(string(a.Group), string(b.Group)), strings.Compare(a.Type, b.Type), strings.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(out, ResourceRef.Compare)
 	return out
 }
 

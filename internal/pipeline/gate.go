@@ -452,9 +452,7 @@ func (gt *Gate) Rejected() []Rejection {
 	for ref, rj := range gt.rejected {
 		out = append(out, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res, Hosts: rj.hosts})
 	}
-	slices.SortFunc(out, func(a, b Rejection) int {
-		return strings.Compare(string(a.Group)+"\x00"+a.Type+"\x00"+a.Name, string(b.Group)+"\x00"+b.Type+"\x00"+b.Name)
-	})
+	slices.SortFunc(out, func(a, b Rejection) int { return a.ResourceRef.Compare(b.ResourceRef) })
 	return out
 }
 
