@@ -160,6 +160,33 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
+// sortInParallel returns s sorted by cmp, which must tell every two
+// elements apart: its halves are sorted at once, on two cores, and merged
+// into a new slice. Smaller slices, or one core, are sorted in place.
+func sortInParallel[T any](s []T, cmp func(a, b T) int) []T {
+	if goruntime.GOMAXPROCS(0) < 2 || len(s) < parallelSort {
+		slices.SortFunc(s, cmp)
+		return s
+	}
+	a, b := s[:len(s)/2], s[len(s)/2:]
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(a, cmp) })
+	slices.SortFunc(b, cmp)
+	wg.Wait()
+	out := make([]T, 0, len(s))
+	for len(a) > 0 && len(b) > 0 {
+		if cmp(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// parallelSort is the length from which sortInParallel sorts on two cores.
+const parallelSort = 1 << 14
+
 type fileDecoder struct {
 	file     string
 	compact  compactor

@@ -1,8 +1,11 @@
 package dirsource
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -517,5 +520,19 @@ func TestDecodeLargeFileInParallel(t *testing.T) {
 	}
 	if !reflect.DeepEqual(problems, wantProblems) || len(problems) < 4 {
 		t.Fatalf("problems differ:\n%v\nin turn:\n%v", problems, wantProblems)
+	}
+}
+
+// TestSortInParallel: the two sorted halves merge into what one sort
+// gives, above the length that splits the work and below it.
+func TestSortInParallel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{0, 1, parallelSort - 1, parallelSort, 3*parallelSort + 7} {
+		in := rng.Perm(n)
+		want := slices.Sorted(slices.Values(in))
+		got := sortInParallel(slices.Clone(in), cmp.Compare[int])
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d: not sorted as one sort sorts", n)
+		}
 	}
 }

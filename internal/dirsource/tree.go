@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -365,23 +364,18 @@ func (t *tree) winner(k objects.Key) runtime.Object {
 // changed since the last call. A definition that decodes to a semantically
 // equal object (a whitespace or comment edit, a field moved) is no change.
 func (t *tree) changes() []objects.Change {
-	touched := maps.Keys(t.prior)
-	n := len(t.prior)
 	if !t.reported {
-		// Every key defined now is new.
-		touched, n = maps.Keys(t.defs), len(t.defs)
 		t.reported = true
+		return t.firstChanges()
 	}
-	keys := make([]objects.Key, 0, n)
-	for k := range touched {
+	keys := make([]objects.Key, 0, len(t.prior))
+	for k := range t.prior {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, objects.Key.Compare)
 	if t.stamps != nil {
 		t.stamps.begin()
 	}
-	// Sized for a first read, where every key is a change: 144,000 at
-	// 10,000 roots, which growing by doubling copies over and over.
 	out := make([]objects.Change, 0, len(keys))
 	for _, k := range keys {
 		before, now := t.prior[k], t.winner(k)
@@ -399,6 +393,25 @@ func (t *tree) changes() []objects.Change {
 		}
 	}
 	t.prior = nil
+	return out
+}
+
+// firstChanges is changes for a tree that has reported nothing yet: every
+// key defined is new, with its winner. At 10,000 roots that is 144,000
+// changes on the path to the first response, listed with their winners
+// in one pass over the definitions and sorted on every core.
+func (t *tree) firstChanges() []objects.Change {
+	out := make([]objects.Change, 0, len(t.defs))
+	for k, defs := range t.defs {
+		out = append(out, objects.Change{Key: k, Object: defs[0].obj})
+	}
+	out = sortInParallel(out, func(a, b objects.Change) int { return a.Key.Compare(b.Key) })
+	if t.stamps != nil {
+		t.stamps.begin()
+		for _, c := range out {
+			t.stamps.set(c.Key, c.Object)
+		}
+	}
 	return out
 }
 
