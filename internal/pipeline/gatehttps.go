@@ -106,9 +106,9 @@ func (gt *Gate) patchHTTPS(g xdsres.Group, target incremental.Targets, prev map[
 	// validation is not checked again; one withheld for its references
 	// is, and passes once they are served), with the hosts to tell.
 	ref := incremental.ResourceRef{Group: g, Type: httpsListener.typ, Name: httpsListener.name}
-	rj := gt.rejected[ref]
+	rj := gt.rejected[g][ref]
 	rj.err, rj.hosts = fmt.Errorf("%d filter chains withheld", len(problems)), problems
-	gt.rejected[ref] = rj
+	gt.rejected[g][ref] = rj
 	return true, changed
 }
 

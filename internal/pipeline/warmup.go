@@ -100,7 +100,12 @@ func (gt *Gate) holdsBack() bool {
 			return true
 		}
 	}
-	return len(gt.rejected) > 0
+	for _, byRef := range gt.rejected {
+		if len(byRef) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // unstaged is what a group's cache is given for a build when no client
