@@ -1,6 +1,7 @@
 package dirsource
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -191,6 +192,41 @@ func (r *jsonReader) array(item func()) {
 			r.fail()
 		}
 	}
+}
+
+// elements counts the elements of the array at r.p, so that the slice
+// they are read into is made at its size: grown by appending, a slice of
+// endpoints or ports was allocated two or three times over, 66,000 of
+// each at 10,000 roots. It counts the commas at the array's own depth,
+// skipping strings, which text reads without escapes; on input it cannot
+// follow (which text then rejects) it may miscount, and the slice grows.
+func (r *jsonReader) elements() int {
+	b := r.b[r.p:]
+	if len(b) < 2 || b[0] != '[' || b[1] == ']' {
+		return 0
+	}
+	depth, n := 0, 1
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			end := bytes.IndexByte(b[i+1:], '"')
+			if end < 0 {
+				return 0
+			}
+			i += end + 1
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth == 0 {
+				return n
+			}
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return 0
 }
 
 // text reads a string without escapes, as a view of the input.

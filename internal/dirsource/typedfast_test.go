@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	switchyardv1 "github.com/switchyard-dev/switchyard/apis/switchyard/v1"
 	"github.com/switchyard-dev/switchyard/internal/scalegen"
 )
 
@@ -304,6 +305,62 @@ func TestSetKindAgrees(t *testing.T) {
 					t.Fatalf("%q %q set to %v: %v, want %v", text, kind, gvk, *got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestElements: the count that sizes a list is its number of elements,
+// whatever they hold, and 0 (a slice grown as it is read) where the
+// array cannot be followed.
+func TestElements(t *testing.T) {
+	for in, want := range map[string]int{
+		`[]`:                             0,
+		`[1]`:                            1,
+		`["a,b","c]"]`:                   2,
+		`[{"a":[1,2,3]},{"b":{"c":[]}}]`: 2,
+		`[[1,2],[3],[]]`:                 3,
+		`[{"a":1},{"b":2},{"c":3}],"x"`:  3,
+		`[1,2`:                           0,
+		`["a,b`:                          0,
+		` [1,2]`:                         0,
+	} {
+		r := &jsonReader{b: []byte(in), ok: true}
+		if got := r.elements(); got != want {
+			t.Errorf("elements of %s = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestListsAreSized: the lists of a proxy read on the fast path, which it
+// keeps as read, are made at their length, not grown past it.
+func TestListsAreSized(t *testing.T) {
+	const doc = `apiVersion: switchyard.dev/v1
+kind: HTTPProxy
+metadata: {name: web, namespace: shop}
+spec:
+  virtualhost: {fqdn: web.example.com}
+  routes:
+  - conditions: [{prefix: /a}]
+    services: [{name: a, port: 80}, {name: b, port: 80}, {name: c, port: 80}]
+  - conditions: [{prefix: /b}]
+    services: [{name: a, port: 80}]
+  - services: [{name: c, port: 80}, {name: d, port: 80}, {name: e, port: 80}, {name: f, port: 80}, {name: g, port: 80}]
+`
+	objs, problems := decodeFile("p.yaml", []byte(doc), newOptions(nil).compact())
+	if len(problems) > 0 || len(objs) != 1 {
+		t.Fatalf("decoded %d objects, problems %v", len(objs), problems)
+	}
+	p, ok := objs[0].obj.(*switchyardv1.HTTPProxy)
+	if !ok {
+		t.Fatalf("decoded %T", objs[0].obj)
+	}
+	routes := p.Spec.Routes
+	if len(routes) != 3 || cap(routes) != 3 {
+		t.Errorf("routes: length %d, capacity %d, want 3 and 3", len(routes), cap(routes))
+	}
+	for i, r := range routes {
+		if cap(r.Services) != len(r.Services) {
+			t.Errorf("route %d: %d services in a slice of %d", i, len(r.Services), cap(r.Services))
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // list reads an array of objects, each with member; an empty array is an
 // empty slice, as the strict decoder makes it.
 func list[T any](r *jsonReader, member func(k string, v *T)) []T {
-	out := []T{}
+	out := make([]T, 0, r.elements())
 	r.array(func() {
 		var zero T
 		out = append(out, zero)
