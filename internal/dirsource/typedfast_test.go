@@ -313,20 +313,23 @@ func TestSetKindAgrees(t *testing.T) {
 // whatever they hold, and 0 (a slice grown as it is read) where the
 // array cannot be followed.
 func TestElements(t *testing.T) {
-	for in, want := range map[string]int{
-		`[]`:                             0,
-		`[1]`:                            1,
-		`["a,b","c]"]`:                   2,
-		`[{"a":[1,2,3]},{"b":{"c":[]}}]`: 2,
-		`[[1,2],[3],[]]`:                 3,
-		`[{"a":1},{"b":2},{"c":3}],"x"`:  3,
-		`[1,2`:                           0,
-		`["a,b`:                          0,
-		` [1,2]`:                         0,
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{`[]`, 0},
+		{`[1]`, 1},
+		{`["a,b","c]"]`, 2},
+		{`[{"a":[1,2,3]},{"b":{"c":[]}}]`, 2},
+		{`[[1,2],[3],[]]`, 3},
+		{`[{"a":1},{"b":2},{"c":3}],"x"`, 3},
+		{`[1,2`, 0},
+		{`["a,b`, 0},
+		{` [1,2]`, 0},
 	} {
-		r := &jsonReader{b: []byte(in), ok: true}
-		if got := r.elements(); got != want {
-			t.Errorf("elements of %s = %d, want %d", in, got, want)
+		r := &jsonReader{b: []byte(c.in), ok: true}
+		if got := r.elements(); got != c.want {
+			t.Errorf("elements of %q = %d, want %d", c.in, got, c.want)
 		}
 	}
 }

@@ -530,7 +530,7 @@ func (gt *Gate) Rejected() []Rejection {
 			out = append(out, Rejection{ResourceRef: ref, Err: rj.err, Resource: rj.res, Hosts: rj.hosts})
 		}
 	}
-	slices.SortFunc(out, func(a, b Rejection) int { return a.ResourceRef.Compare(b.ResourceRef) })
+	slices.SortFunc(out, func(a, b Rejection) int { return a.Compare(b.ResourceRef) })
 	return out
 }
 
