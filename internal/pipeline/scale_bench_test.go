@@ -251,7 +251,8 @@ func (w *watch) pending() int {
 // Services of five endpoints each per proxy: 100,000 endpoints), against
 // the target of 10 KB per proxy and 0.5 KB per endpoint; roots=10k is
 // scalegen.DirectoryShape, the shape of the directory benchmarks (10,000
-// roots and 1,000 included proxies, 198,000 endpoints), against 250 MiB.
+// roots and 1,000 included proxies, 198,000 endpoints), against 250 MiB;
+// roots=1k is that shape at a tenth of the size.
 func BenchmarkLiveHeap(b *testing.B) {
 	b.Run("proxies=10k", func(b *testing.B) {
 		cfg := scalegen.Defaults()
@@ -259,6 +260,7 @@ func BenchmarkLiveHeap(b *testing.B) {
 		total := benchLiveHeap(b, cfg)
 		b.ReportMetric(float64(total)/float64(cfg.Proxies*10240+100000*512), "heap/target")
 	})
+	b.Run("roots=1k", func(b *testing.B) { benchLiveHeap(b, scalegen.DirectoryShape(1000)) })
 	b.Run("roots=10k", func(b *testing.B) {
 		total := benchLiveHeap(b, scalegen.DirectoryShape(10000))
 		b.ReportMetric(float64(total)/(250<<20), "heap/target")
