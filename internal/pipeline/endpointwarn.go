@@ -75,7 +75,7 @@ func (w *endpointWarnings) update(e *incremental.Engine, snap *objects.Snapshot,
 	// The DAG is materialized lazily; only a batch that touched clusters
 	// or Services pays for it here.
 	d := e.DAG()
-	c := newBackendChecks(snap)
+	c := newBackendChecks(snap, 0)
 	for name := range check {
 		var found []translator.EndpointProblem
 		if i, ok := slices.BinarySearchFunc(d.Clusters, name, func(c *dag.Cluster, n string) int { return strings.Compare(c.Name, n) }); ok {
@@ -110,8 +110,9 @@ type backendKey struct {
 	port, healthPort int32
 }
 
-func newBackendChecks(snap *objects.Snapshot) *backendChecks {
-	return &backendChecks{snap: snap, byBackend: map[backendKey][]translator.EndpointProblem{}}
+// newBackendChecks returns checks for about n backends.
+func newBackendChecks(snap *objects.Snapshot, n int) *backendChecks {
+	return &backendChecks{snap: snap, byBackend: make(map[backendKey][]translator.EndpointProblem, n)}
 }
 
 // everyClusterProblems is backendChecks.of for every cluster of a build of
@@ -130,7 +131,7 @@ func everyClusterProblems(clusters []*dag.Cluster, snap *objects.Snapshot) [][]t
 			for _, cl := range clusters[lo:hi] {
 				backends += len(cl.Spec.Backends)
 			}
-			c := &backendChecks{snap: snap, byBackend: make(map[backendKey][]translator.EndpointProblem, backends)}
+			c := newBackendChecks(snap, backends)
 			for i := lo; i < hi; i++ {
 				found[i] = c.of(clusters[i])
 			}

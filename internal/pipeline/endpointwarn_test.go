@@ -218,7 +218,7 @@ func TestEveryClusterProblemsIsEachClusters(t *testing.T) {
 	got := everyClusterProblems(clusters, p.snap)
 	with := 0
 	for i, cl := range clusters {
-		want := newBackendChecks(p.snap).of(cl)
+		want := newBackendChecks(p.snap, 0).of(cl)
 		if diff := cmp.Diff(want, got[i]); diff != "" {
 			t.Fatalf("cluster %s (-alone +split):\n%s", cl.Name, diff)
 		}
