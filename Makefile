@@ -61,7 +61,7 @@ unit: testbin
 ## the engine's byte-for-byte comparisons, staging), again with the encoder
 ## the shipped binary uses: plain `go test` encodes with reflection instead.
 ## Without the race detector, which unit already ran on the same code.
-VTPROTO_PKGS := ./internal/xdscache/... ./internal/incremental/... ./internal/pipeline/...
+VTPROTO_PKGS := ./internal/translator/... ./internal/xdscache/... ./internal/incremental/... ./internal/pipeline/...
 unit-vtproto:
 	$(GO) test -tags $(BUILD_TAGS) -count=1 $(VTPROTO_PKGS)
 

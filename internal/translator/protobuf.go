@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
 // toAny packs a message for a typed_config field.
@@ -23,7 +25,7 @@ import (
 // which cannot yield one, so a failure is a bug in this package, not bad
 // input, and panics.
 func toAny(m proto.Message) *anypb.Any {
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	b, err := xdsres.MarshalSortedMaps(m)
 	if err != nil {
 		panic(fmt.Sprintf("translator: marshalling %T: %v", m, err))
 	}

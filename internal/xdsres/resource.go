@@ -61,10 +61,19 @@ type vtMarshaler interface {
 // Marshal encodes a message deterministically, so that equal messages
 // always give equal bytes.
 func Marshal(m proto.Message) ([]byte, error) {
-	if vt, ok := m.(vtMarshaler); ok {
-		if vtDeterministic(m) {
-			return vt.MarshalVTStrict()
-		}
+	if vt, ok := m.(vtMarshaler); ok && vtDeterministic(m) {
+		return vt.MarshalVTStrict()
+	}
+	return MarshalSortedMaps(m)
+}
+
+// MarshalSortedMaps encodes any message deterministically, whatever maps it
+// holds, as protobuf-go's Deterministic option does: with vtproto's
+// encoder, its map entries put in key order, when the binary has it. The
+// translator packs its typed_configs with it: an Any's payload is a
+// message of any type, which vtDeterministic does not vouch for.
+func MarshalSortedMaps(m proto.Message) ([]byte, error) {
+	if _, ok := m.(vtMarshaler); ok {
 		if b, ok := marshalVTSorted(m); ok {
 			return b, nil
 		}
