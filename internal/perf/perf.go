@@ -19,11 +19,21 @@ import (
 
 // CPUTime returns the user and system CPU time the process has used.
 func CPUTime() time.Duration {
+	cpu, _ := usage()
+	return cpu
+}
+
+// usage returns the process's CPU time and its minor page faults: the
+// pages it touched for the first time, or again after the runtime gave
+// them back to the kernel. On a virtual machine a fault can cost several
+// microseconds, so a benchmark that grows the heap pays for it in CPU time
+// that no profile of its own code shows.
+func usage() (time.Duration, int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Minflt
 }
 
 // LargeGate is the word a -bench pattern must contain for the largest
@@ -70,19 +80,29 @@ func (l Latencies) Report(b *testing.B, prefix string) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// CPU measures the CPU time of a benchmark loop: call Start before it and
-// Report after it with the number of iterations.
-type CPU struct{ start time.Duration }
+// CPU measures the CPU time and the page faults of a benchmark loop: call
+// Start before it and Report after it with the number of iterations.
+type CPU struct {
+	start  time.Duration
+	faults int64
+}
 
 // StartCPU starts measuring.
-func StartCPU() CPU { return CPU{start: CPUTime()} }
+func StartCPU() CPU {
+	cpu, faults := usage()
+	return CPU{start: cpu, faults: faults}
+}
 
 // Report reports the CPU time per iteration, which includes the garbage
-// collector's work on other cores.
+// collector's work on other cores, and the minor page faults per
+// iteration (faults/op), which tell a run that reused the heap from one
+// that had to grow it.
 func (c CPU) Report(b *testing.B, n int) {
 	b.Helper()
 	if n > 0 {
-		b.ReportMetric(float64(CPUTime()-c.start)/float64(n), "cpu-ns/op")
+		cpu, faults := usage()
+		b.ReportMetric(float64(cpu-c.start)/float64(n), "cpu-ns/op")
+		b.ReportMetric(float64(faults-c.faults)/float64(n), "faults/op")
 	}
 }
 
