@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,32 +33,39 @@ func NewCluster(spec ClusterSpec) *Cluster {
 }
 
 func clusterName(spec ClusterSpec) string {
-	// json.Marshal of a struct is canonical: fields in declaration order,
-	// map keys sorted. Backends are already sorted by the builder.
-	b, err := json.Marshal(spec)
-	if err != nil {
-		// ClusterSpec holds only strings, integers and pointers to them.
-		panic(fmt.Sprintf("dag: cannot marshal ClusterSpec: %v", err))
+	// The canonical spec is its JSON as json.Marshal writes it (fields in
+	// declaration order; backends are already sorted by the builder),
+	// written by hand into a buffer on the stack: there is one name per
+	// cluster of every route.
+	var js [1024]byte
+	sum := sha256.Sum256(appendClusterSpec(js[:0], &spec))
+	var nb [2 * maxClusterNameLen]byte
+	name := appendClusterPrefix(nb[:0], &spec)
+	if max := maxClusterNameLen - clusterHashLen - 1; len(name) > max {
+		name = name[:max]
 	}
-	sum := sha256.Sum256(b)
-	hash := hex.EncodeToString(sum[:])[:clusterHashLen]
-	prefix := clusterPrefix(spec)
-	if max := maxClusterNameLen - clusterHashLen - 1; len(prefix) > max {
-		prefix = prefix[:max]
-	}
-	return prefix + "/" + hash
+	name = append(name, '/')
+	name = hex.AppendEncode(name, sum[:clusterHashLen/2])
+	return string(name)
 }
 
-func clusterPrefix(spec ClusterSpec) string {
+// appendClusterPrefix appends the readable part of a cluster's name: the
+// first backend's namespace, name and port, and how many others there are.
+func appendClusterPrefix(b []byte, spec *ClusterSpec) []byte {
 	if len(spec.Backends) == 0 {
-		return "empty"
+		return append(b, "empty"...)
 	}
-	b := spec.Backends[0]
-	p := b.Service.Namespace + "/" + b.Service.Name + "/" + strconv.Itoa(int(b.Port))
+	first := &spec.Backends[0]
+	b = append(b, first.Service.Namespace...)
+	b = append(b, '/')
+	b = append(b, first.Service.Name...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(first.Port), 10)
 	if n := len(spec.Backends); n > 1 {
-		p += "+" + strconv.Itoa(n-1)
+		b = append(b, '+')
+		b = strconv.AppendInt(b, int64(n-1), 10)
 	}
-	return p
+	return b
 }
 
 // sortBackends puts backends in canonical order: priority, then service,
