@@ -20,14 +20,7 @@ func appendClusterSpec(b []byte, s *ClusterSpec) []byte {
 	if s.Backends == nil {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, '[')
-		for i := range s.Backends {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendBackend(b, &s.Backends[i])
-		}
-		b = append(b, ']')
+		b = appendJSONArray(b, s.Backends, appendBackend)
 	}
 	b = appendJSONField(b, "Protocol", s.Protocol)
 	b = append(b, `,"UpstreamTLS":`...)
@@ -84,14 +77,8 @@ func appendUpstreamTLS(b []byte, t *UpstreamTLS) []byte {
 	b = appendJSONString(b, t.CASecret)
 	b = appendJSONField(b, "SubjectName", t.SubjectName)
 	if len(t.SubjectNames) > 0 {
-		b = append(b, `,"SubjectNames":[`...)
-		for i, n := range t.SubjectNames {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, n)
-		}
-		b = append(b, ']')
+		b = append(b, `,"SubjectNames":`...)
+		b = appendJSONArray(b, t.SubjectNames, func(b []byte, n *string) []byte { return appendJSONString(b, *n) })
 	}
 	return append(b, '}')
 }
@@ -108,19 +95,17 @@ func appendHealthCheck(b []byte, h *HealthCheck) []byte {
 	b = appendUintField(b, "UnhealthyThreshold", h.UnhealthyThreshold)
 	b = appendUintField(b, "HealthyThreshold", h.HealthyThreshold)
 	if len(h.ExpectedStatuses) > 0 {
-		b = append(b, `,"ExpectedStatuses":[`...)
-		for i, r := range h.ExpectedStatuses {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"Start":`...)
-			b = strconv.AppendInt(b, r.Start, 10)
-			b = append(b, `,"End":`...)
-			b = strconv.AppendInt(b, r.End, 10)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = append(b, `,"ExpectedStatuses":`...)
+		b = appendJSONArray(b, h.ExpectedStatuses, appendStatusRange)
 	}
+	return append(b, '}')
+}
+
+func appendStatusRange(b []byte, r *StatusRange) []byte {
+	b = append(b, `{"Start":`...)
+	b = strconv.AppendInt(b, r.Start, 10)
+	b = append(b, `,"End":`...)
+	b = strconv.AppendInt(b, r.End, 10)
 	return append(b, '}')
 }
 
@@ -148,6 +133,18 @@ func appendSlowStart(b []byte, s *SlowStart) []byte {
 	b = appendJSONFloat(b, s.Aggression)
 	b = appendUintField(b, "MinWeightPercent", s.MinWeightPercent)
 	return append(b, '}')
+}
+
+// appendJSONArray appends the elements of a non-nil slice as a JSON array.
+func appendJSONArray[T any](b []byte, xs []T, appendElem func([]byte, *T) []byte) []byte {
+	b = append(b, '[')
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendElem(b, &xs[i])
+	}
+	return append(b, ']')
 }
 
 // appendJSONField appends `,"name":` and the string s, for a field that
