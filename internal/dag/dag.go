@@ -316,8 +316,9 @@ type Cluster struct {
 }
 
 // ClusterSpec is everything that makes two clusters differ. Every field is
-// part of the cluster's identity: the hash covers the whole struct, so a
-// field added here can never be forgotten by it.
+// part of the cluster's identity: the hash covers the whole struct, as
+// json.Marshal writes it. appendClusterSpec writes those bytes by hand, and
+// TestAppendClusterSpecEqualsJSON fails if it leaves out a field added here.
 type ClusterSpec struct {
 	// Backends are sorted by priority, then namespace, name and port.
 	Backends []Backend
