@@ -5,7 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/switchyard-dev/switchyard/internal/jsonquote"
 )
 
 // appendClusterSpec appends to b exactly the bytes json.Marshal(*s) gives:
@@ -51,7 +52,7 @@ func appendClusterSpec(b []byte, s *ClusterSpec) []byte {
 
 func appendBackend(b []byte, be *Backend) []byte {
 	b = append(b, `{"Service":{"Namespace":`...)
-	b = appendJSONString(b, be.Service.Namespace)
+	b = jsonquote.Append(b, be.Service.Namespace)
 	b = appendJSONField(b, "Name", be.Service.Name)
 	b = append(b, `},"Port":`...)
 	b = strconv.AppendInt(b, int64(be.Port), 10)
@@ -74,11 +75,11 @@ func appendUpstreamTLS(b []byte, t *UpstreamTLS) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"CASecret":`...)
-	b = appendJSONString(b, t.CASecret)
+	b = jsonquote.Append(b, t.CASecret)
 	b = appendJSONField(b, "SubjectName", t.SubjectName)
 	if len(t.SubjectNames) > 0 {
 		b = append(b, `,"SubjectNames":`...)
-		b = appendJSONArray(b, t.SubjectNames, func(b []byte, n *string) []byte { return appendJSONString(b, *n) })
+		b = appendJSONArray(b, t.SubjectNames, func(b []byte, n *string) []byte { return jsonquote.Append(b, *n) })
 	}
 	return append(b, '}')
 }
@@ -88,7 +89,7 @@ func appendHealthCheck(b []byte, h *HealthCheck) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"Path":`...)
-	b = appendJSONString(b, h.Path)
+	b = jsonquote.Append(b, h.Path)
 	b = appendJSONField(b, "Host", h.Host)
 	b = appendDurationField(b, "Interval", h.Interval)
 	b = appendDurationField(b, "Timeout", h.Timeout)
@@ -153,7 +154,7 @@ func appendJSONField(b []byte, name, s string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return appendJSONString(b, s)
+	return jsonquote.Append(b, s)
 }
 
 func appendUintField(b []byte, name string, v uint32) []byte {
@@ -191,65 +192,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-const lowerHex = "0123456789abcdef"
-
-// appendJSONString appends s quoted as json.Marshal quotes it: with <, >
-// and & escaped (its HTML escaping is on), \b \f \n \r \t \" \\ short, the
-// other control characters as \u00XX, U+2028 and U+2029 as \u2028 and
-// \u2029, and each byte of invalid UTF-8 as \ufffd. FuzzAppendJSONString
-// holds it equal to encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			b = appendJSONEscape(b, c)
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', lowerHex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// appendJSONEscape appends the escape of an ASCII byte that JSON, or
-// encoding/json's HTML escaping, does not leave as it is.
-func appendJSONEscape(b []byte, c byte) []byte {
-	switch c {
-	case '\\', '"':
-		return append(b, '\\', c)
-	case '\b':
-		return append(b, '\\', 'b')
-	case '\f':
-		return append(b, '\\', 'f')
-	case '\n':
-		return append(b, '\\', 'n')
-	case '\r':
-		return append(b, '\\', 'r')
-	case '\t':
-		return append(b, '\\', 't')
-	}
-	return append(b, '\\', 'u', '0', '0', lowerHex[c>>4], lowerHex[c&0xF])
 }

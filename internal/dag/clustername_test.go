@@ -174,24 +174,6 @@ func TestClusterNameUnchanged(t *testing.T) {
 	}
 }
 
-// FuzzAppendJSONString: appendJSONString quotes any string, valid UTF-8
-// or not, exactly as json.Marshal does.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range jsonTestStrings {
-		f.Add(s)
-	}
-	f.Add(strings.Join(jsonTestStrings, ""))
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSONString([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
-			t.Fatalf("%q: got %s, want %s", s, got[1:], want)
-		}
-	})
-}
-
 // TestClusterNameRejectsNaN: NaN has no JSON form; json.Marshal failed on
 // it, and clusterName still panics rather than name a cluster after a
 // spec it cannot write.

@@ -2,7 +2,8 @@ package render
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/switchyard-dev/switchyard/internal/jsonquote"
 )
 
 // jsonWriter prints a sink's values as encoding/json's MarshalIndent with
@@ -72,7 +73,7 @@ func (w *jsonWriter) endArray()    { w.close(']') }
 
 func (w *jsonWriter) key(k string) {
 	w.elem()
-	w.buf = appendJSONString(w.buf, k)
+	w.buf = jsonquote.Append(w.buf, k)
 	w.buf = append(w.buf, ':')
 	if w.indent {
 		w.buf = append(w.buf, ' ')
@@ -82,7 +83,7 @@ func (w *jsonWriter) key(k string) {
 
 func (w *jsonWriter) str(s string) {
 	w.elem()
-	w.buf = appendJSONString(w.buf, s)
+	w.buf = jsonquote.Append(w.buf, s)
 }
 
 func (w *jsonWriter) number(lit []byte) {
@@ -104,61 +105,6 @@ func (w *jsonWriter) null() {
 func (w *jsonWriter) raw(b []byte) {
 	w.elem()
 	w.buf = append(w.buf, b...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s as encoding/json does: ", \ and the control
-// characters escaped, <, > and & as \u escapes, invalid UTF-8 as U+FFFD
-// and the line and paragraph separators escaped for JavaScript.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // treeSink collects a sink's values into the maps, slices and scalars the
