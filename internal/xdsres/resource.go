@@ -68,8 +68,10 @@ func Marshal(m proto.Message) ([]byte, error) {
 }
 
 // MarshalSortedMaps encodes any message deterministically, whatever maps it
-// holds, as protobuf-go's Deterministic option does: with vtproto's
-// encoder, its map entries put in key order, when the binary has it. The
+// holds: when the binary has vtproto's encoder, with it, the entries of
+// every map then put in key order as protobuf-go's Deterministic option
+// orders them (its bytes differ from that option's only where vtproto
+// writes a oneof in field order); without it, with that option. The
 // translator packs its typed_configs with it: an Any's payload is a
 // message of any type, which vtDeterministic does not vouch for.
 func MarshalSortedMaps(m proto.Message) ([]byte, error) {
