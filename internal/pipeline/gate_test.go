@@ -21,6 +21,16 @@ import (
 	"github.com/switchyard-dev/switchyard/internal/xdsres"
 )
 
+// mustEncode encodes m as the engine would, failing the test if it cannot.
+func mustEncode(t *testing.T, m proto.Message) *xdsres.Resource {
+	t.Helper()
+	r, err := xdsres.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // slicePort is slice with another target port.
 func slicePort(svcName, ip string, port int32) *discoveryv1.EndpointSlice {
 	es := slice(svcName, ip)

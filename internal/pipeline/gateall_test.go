@@ -8,7 +8,6 @@ import (
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/switchyard-dev/switchyard/internal/incremental"
@@ -22,15 +21,8 @@ import (
 // is the same resource in every group, as a build's shared resources are.
 // Run with -race, it also shows that the passes share nothing they write.
 func TestPassAllIsPassByGroup(t *testing.T) {
-	encode := func(m proto.Message) *xdsres.Resource {
-		r, err := xdsres.Encode(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	routeTo := func(name, cluster string) *xdsres.Resource {
-		return encode(&envoy_config_route_v3.RouteConfiguration{Name: name, VirtualHosts: []*envoy_config_route_v3.VirtualHost{{
+		return mustEncode(t, &envoy_config_route_v3.RouteConfiguration{Name: name, VirtualHosts: []*envoy_config_route_v3.VirtualHost{{
 			Name: "vh", Domains: []string{"*"},
 			Routes: []*envoy_config_route_v3.Route{{
 				Match:  &envoy_config_route_v3.RouteMatch{PathSpecifier: &envoy_config_route_v3.RouteMatch_Prefix{Prefix: "/"}},
@@ -38,17 +30,17 @@ func TestPassAllIsPassByGroup(t *testing.T) {
 			}},
 		}}})
 	}
-	shared := encode(&envoy_config_cluster_v3.Cluster{Name: "shared"})
+	shared := mustEncode(t, &envoy_config_cluster_v3.Cluster{Name: "shared"})
 	groups := []xdsres.Group{xdsres.GroupEnvoy, xdsres.GroupGRPC, xdsres.GroupDNS}
 	targets := make([]incremental.Targets, len(groups))
 	for i, g := range groups {
 		clusters := map[string]*xdsres.Resource{"shared": shared}
 		for j := range 50 {
 			name := fmt.Sprintf("%s-good-%d", g, j)
-			clusters[name] = encode(&envoy_config_cluster_v3.Cluster{Name: name})
+			clusters[name] = mustEncode(t, &envoy_config_cluster_v3.Cluster{Name: name})
 		}
 		bad := fmt.Sprintf("%s-bad", g)
-		clusters[bad] = encode(&envoy_config_cluster_v3.Cluster{Name: bad, ConnectTimeout: durationpb.New(-1)})
+		clusters[bad] = mustEncode(t, &envoy_config_cluster_v3.Cluster{Name: bad, ConnectTimeout: durationpb.New(-1)})
 		targets[i] = incremental.Targets{
 			resource.ClusterType: xdsres.SetOf(clusters),
 			resource.RouteType: xdsres.SetOf(map[string]*xdsres.Resource{

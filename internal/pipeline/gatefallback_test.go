@@ -9,7 +9,6 @@ import (
 	envoy_config_route_v3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	envoy_transport_socket_tls_v3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-dev/switchyard/internal/dag"
 	"github.com/switchyard-dev/switchyard/internal/incremental"
@@ -24,14 +23,6 @@ import (
 // chains, and the hosts that use the fallback are told, through the
 // owners of the fallback route configuration.
 func TestGateWithholdsOnlyTheFallbackChain(t *testing.T) {
-	enc := func(m proto.Message) *xdsres.Resource {
-		t.Helper()
-		r, err := xdsres.Encode(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	sni := translator.HTTPSFilterChain(&dag.SecureVirtualHost{VirtualHost: dag.VirtualHost{FQDN: "a.example.com"}, Secret: &dag.Secret{Name: "shop/tls"}})
 	l := translator.HTTPSListenerWithChains([]*envoy_config_listener_v3.FilterChain{sni, translator.FallbackFilterChain("ops/fallback")}, translator.DefaultOptions())
 	good := &envoy_transport_socket_tls_v3.Secret{Name: "shop/tls", Type: &envoy_transport_socket_tls_v3.Secret_TlsCertificate{TlsCertificate: &envoy_transport_socket_tls_v3.TlsCertificate{
@@ -46,12 +37,12 @@ func TestGateWithholdsOnlyTheFallbackChain(t *testing.T) {
 		return &envoy_config_route_v3.RouteConfiguration{Name: name}
 	}
 	target := incremental.Targets{
-		resource.ListenerType: xdsres.SetOf(map[string]*xdsres.Resource{translator.HTTPSListenerName: enc(l)}),
+		resource.ListenerType: xdsres.SetOf(map[string]*xdsres.Resource{translator.HTTPSListenerName: mustEncode(t, l)}),
 		resource.RouteType: xdsres.SetOf(map[string]*xdsres.Resource{
-			translator.HTTPSRouteName("a.example.com"): enc(rc(translator.HTTPSRouteName("a.example.com"))),
-			translator.FallbackRouteName:               enc(rc(translator.FallbackRouteName)),
+			translator.HTTPSRouteName("a.example.com"): mustEncode(t, rc(translator.HTTPSRouteName("a.example.com"))),
+			translator.FallbackRouteName:               mustEncode(t, rc(translator.FallbackRouteName)),
 		}),
-		resource.SecretType: xdsres.SetOf(map[string]*xdsres.Resource{"shop/tls": enc(good), "ops/fallback": enc(bad)}),
+		resource.SecretType: xdsres.SetOf(map[string]*xdsres.Resource{"shop/tls": mustEncode(t, good), "ops/fallback": mustEncode(t, bad)}),
 	}
 	gt := NewGate()
 	served, _, _ := gt.Pass(xdsres.GroupEnvoy, target, nil, true)
