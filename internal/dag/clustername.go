@@ -148,27 +148,24 @@ func appendJSONArray[T any](b []byte, xs []T, appendElem func([]byte, *T) []byte
 	return append(b, ']')
 }
 
-// appendJSONField appends `,"name":` and the string s, for a field that
-// is not the first of its object.
-func appendJSONField(b []byte, name, s string) []byte {
+// appendKey appends `,"name":`, the key of a field that is not the first
+// of its object.
+func appendKey(b []byte, name string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
-	b = append(b, '"', ':')
-	return jsonquote.Append(b, s)
+	return append(b, '"', ':')
+}
+
+func appendJSONField(b []byte, name, s string) []byte {
+	return jsonquote.Append(appendKey(b, name), s)
 }
 
 func appendUintField(b []byte, name string, v uint32) []byte {
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return strconv.AppendUint(b, uint64(v), 10)
+	return strconv.AppendUint(appendKey(b, name), uint64(v), 10)
 }
 
 func appendDurationField(b []byte, name string, d time.Duration) []byte {
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return strconv.AppendInt(b, int64(d), 10)
+	return strconv.AppendInt(appendKey(b, name), int64(d), 10)
 }
 
 // appendJSONFloat formats f as encoding/json does: like %g, but with the
