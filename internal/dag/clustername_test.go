@@ -166,8 +166,11 @@ func TestAppendClusterSpecEqualsJSON(t *testing.T) {
 	}
 }
 
-// TestClusterNameUnchanged pins one name: the hash of the canonical spec
-// is part of every cluster name Envoy has ever been sent.
+// TestClusterNameUnchanged holds the name of a realistic spec, which the
+// random ones of TestAppendClusterSpecEqualsJSON rarely resemble, to the
+// one json.Marshal gave it: the hash of the canonical spec is part of
+// every cluster name Envoy has ever been sent (the goldens hold literal
+// names).
 func TestClusterNameUnchanged(t *testing.T) {
 	if got, want := clusterName(benchClusterSpec()), jsonClusterName(t, benchClusterSpec()); got != want {
 		t.Errorf("got %q, want %q", got, want)
